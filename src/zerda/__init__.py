@@ -1,0 +1,6 @@
+"""Zerda: one way to call LLMs with tools on seven providers, through their official SDKs.
+
+Importing ``zerda`` imports no provider SDK; see :mod:`zerda.llm`.
+"""
+
+__version__ = "0.1.0"

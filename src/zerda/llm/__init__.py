@@ -1,0 +1,57 @@
+"""zerda.llm: the public surface.
+
+Importing this package imports no provider SDK and no pydantic: what needs them is loaded
+on first use (``tool_from_function``, the provider classes through ``create_interface``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from zerda.llm.base import BaseLLMInterface, Request
+from zerda.llm.errors import (
+    AuthenticationError,
+    ConnectionError,
+    InvalidRequestError,
+    NotFoundError,
+    PermissionDeniedError,
+    RateLimitError,
+    ServerError,
+    TimeoutError,
+    UnknownError,
+    ZerdaError,
+)
+from zerda.llm.messages import tool_result
+from zerda.llm.providers import create_interface
+from zerda.llm.tools import ToolCall
+
+if TYPE_CHECKING:
+    from zerda.llm.functions import tool_from_function
+
+__all__ = [
+    "AuthenticationError",
+    "BaseLLMInterface",
+    "ConnectionError",
+    "InvalidRequestError",
+    "NotFoundError",
+    "PermissionDeniedError",
+    "RateLimitError",
+    "Request",
+    "ServerError",
+    "TimeoutError",
+    "ToolCall",
+    "UnknownError",
+    "ZerdaError",
+    "create_interface",
+    "tool_from_function",
+    "tool_result",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # pydantic is imported only by those who build tools from Python functions.
+    if name == "tool_from_function":
+        from zerda.llm.functions import tool_from_function
+
+        return tool_from_function
+    raise AttributeError(f"module 'zerda.llm' has no attribute {name!r}")

@@ -1,0 +1,458 @@
+"""BaseLLMInterface: everything the seven providers share.
+
+A provider subclass supplies data (``provider``, ``env_keys``, ``sdk_module``...) and small
+hooks, each one idea: ``_make_client``/``_make_async_client``, ``_build_request`` (unified
+:class:`Request` -> the SDK call's keyword arguments), ``_call``/``_call_async`` (the only
+sync/async difference), ``_map_response``, ``_map_error`` and, for streaming,
+``_open_stream``/``_open_stream_async`` and ``_new_stream_state``. Checking arguments,
+normalising tools, validating tool_choice, catching failures into the error shape and
+keeping the API key out of sight happen here, once.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import re
+import threading
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, ClassVar
+
+from zerda.llm._stream import StreamAccumulator
+from zerda.llm.errors import (
+    AuthenticationError,
+    InvalidRequestError,
+    UnknownError,
+    ZerdaError,
+    error_result,
+)
+from zerda.llm.messages import default_id, resolve_tool_ids, split_system, validate_messages
+from zerda.llm.tools import ToolCall, _normalize_tool, tool_calls_to_dicts
+
+logger = logging.getLogger("zerda")
+
+TOOL_CHOICES = ("auto", "none", "required")
+
+
+class Secret:
+    """Holds an API key so that no repr, str or log of the interface can show it."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "'***'"
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True)
+class Request:
+    """A checked, provider-neutral request: what every ``_build_request`` starts from."""
+
+    system: str | None
+    messages: list[dict[str, Any]]  # validated, tool ids resolved, no system messages
+    tools: list[dict[str, Any]] | None  # unified: {"name", "description", "parameters"}
+    tool_choice: str | dict[str, str] | None  # None | "auto" | "none" | "required" | {"name"}
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    stop: list[str] | None = None
+    parallel_tool_calls: bool | None = None
+    native: dict[str, Any] = field(default_factory=dict)
+
+
+def require_sdk(module: str, extra: str, package: str) -> ModuleType:
+    """Imports a provider SDK, or fails with the command that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f'this provider needs the {package!r} package: pip install "zerda[{extra}]"'
+        ) from exc
+
+
+def _unwrap_tool(index: int, tool: Any) -> dict[str, Any]:
+    """A unified tool dict from a unified or an OpenAI-style ({"type": "function"}) dict."""
+    if not isinstance(tool, dict):
+        raise InvalidRequestError(f"tools[{index}] must be a dict, a function or a pydantic model")
+    if tool.get("type") == "function" and isinstance(tool.get("function"), dict):
+        tool = tool["function"]
+    try:
+        t = _normalize_tool(tool)
+    except ValueError as exc:
+        raise InvalidRequestError(f"tools[{index}]: {exc}") from None
+    if not isinstance(t["name"], str):
+        raise InvalidRequestError(f"tools[{index}]: 'name' must be a string")
+    if not isinstance(t["schema"], dict):
+        raise InvalidRequestError(f"tools[{index}] ({t['name']!r}): the schema must be a dict")
+    description = t["description"] if isinstance(t["description"], str) else ""
+    return {"name": t["name"], "description": description or "", "parameters": t["schema"]}
+
+
+def normalize_tools(tools: Sequence[Any] | None) -> list[dict[str, Any]] | None:
+    """Unified tool dicts from dicts, OpenAI-style dicts, callables and pydantic models."""
+    if not tools:
+        return None
+    if isinstance(tools, (str, bytes, dict)) or not isinstance(tools, Sequence):
+        raise InvalidRequestError("tools must be a list")
+    if any(not isinstance(t, dict) for t in tools):
+        from zerda.llm.functions import to_tool  # imports pydantic: only when needed
+
+        tools = [t if isinstance(t, dict) else to_tool(t, i) for i, t in enumerate(tools)]
+    out = [_unwrap_tool(i, t) for i, t in enumerate(tools)]
+    seen: set[str] = set()
+    for i, t in enumerate(out):
+        if t["name"] in seen:
+            raise InvalidRequestError(f"tools[{i}]: duplicate tool name {t['name']!r}")
+        seen.add(t["name"])
+    return out
+
+
+def normalize_tool_choice(
+    choice: Any, tools: list[dict[str, Any]] | None
+) -> str | dict[str, str] | None:
+    """None, "auto", "none", "required" or {"name": tool}; refuses a name that no tool has."""
+    if choice is None:
+        return None
+    name = None
+    if isinstance(choice, dict):
+        fn = choice.get("function")
+        name = fn.get("name") if isinstance(fn, dict) else choice.get("name")
+        if not isinstance(name, str) or not name:
+            raise InvalidRequestError(f"tool_choice {choice!r}: a dict must name a tool")
+    elif isinstance(choice, str):
+        if choice in TOOL_CHOICES:
+            if choice == "required" and not tools:
+                raise InvalidRequestError("tool_choice 'required' needs tools")
+            return choice
+        name = choice
+    else:
+        raise InvalidRequestError(
+            f"tool_choice must be 'auto', 'none', 'required' or a tool name, not {choice!r}"
+        )
+    known = [t["name"] for t in tools or []]
+    if name not in known:
+        raise InvalidRequestError(
+            f"tool_choice names {name!r}, which is not in tools (given: {', '.join(known) or 'none'})"
+        )
+    return {"name": name}
+
+
+class BaseLLMInterface:
+    """The shared generate / stream / run machinery. See the module docstring."""
+
+    provider: ClassVar[str] = ""
+    env_keys: ClassVar[tuple[str, ...]] = ()  # where the API key comes from, in order
+    sdk_module: ClassVar[str] = ""  # imported at construction, so a missing SDK fails early
+    sdk_package: ClassVar[str] = ""
+    extra: ClassVar[str] = ""
+    default_model: ClassVar[str | None] = None
+    # Capabilities as data (STYLE.md): the rules each provider imposes on requests.
+    tool_name_pattern: ClassVar[str | None] = r"^[a-zA-Z0-9_-]{1,64}$"
+    supports_tool_choice: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | None = None,
+        max_retries: int = 2,
+        client: Any = None,
+        raise_errors: bool = False,
+        **options: Any,
+    ) -> None:
+        self.model = model or self.default_model
+        if not self.model:
+            raise ValueError(f"{type(self).__name__} needs a model")
+        self.sdk = (
+            require_sdk(self.sdk_module, self.extra, self.sdk_package) if self.sdk_module else None
+        )
+        key = api_key if api_key is not None else self._key_from_env()
+        self._api_key = Secret(key) if key else None
+        self.base_url = base_url
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.raise_errors = raise_errors
+        self.options = options
+        self._client = client
+        self._async_client: Any = None
+        self._lock = threading.Lock()
+
+    def _key_from_env(self) -> str | None:
+        return next((os.environ[k] for k in self.env_keys if os.environ.get(k)), None)
+
+    @property
+    def api_key(self) -> str | None:
+        return self._api_key.reveal() if self._api_key else None
+
+    def __repr__(self) -> str:
+        key = "'***'" if self._api_key else "None"
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, api_key={key})"
+
+    __str__ = __repr__
+
+    # --- clients, built once ------------------------------------------------------------
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    self._check_key()
+                    self._client = self._make_client()
+        return self._client
+
+    @property
+    def async_client(self) -> Any:
+        if self._async_client is None:
+            with self._lock:
+                if self._async_client is None:
+                    self._check_key()
+                    self._async_client = self._make_async_client()
+        return self._async_client
+
+    def _check_key(self) -> None:
+        if self.env_keys and self._api_key is None:
+            raise AuthenticationError(
+                f"no API key for {self.provider}: set {' or '.join(self.env_keys)} or pass api_key=",
+                provider=self.provider,
+            )
+
+    def _make_client(self) -> Any:
+        raise NotImplementedError
+
+    def _make_async_client(self) -> Any:
+        raise NotImplementedError
+
+    # --- provider hooks -----------------------------------------------------------------
+
+    def _tool_id(self, orig: str | None, index: int, j: int) -> str | None:
+        """The id sent for a history tool call (and its result); see resolve_tool_ids."""
+        return default_id(orig, index, j)
+
+    def _build_request(self, req: Request) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _call(self, kwargs: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    async def _call_async(self, kwargs: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def _map_response(self, raw: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _map_error(self, exc: BaseException) -> ZerdaError | None:
+        """The SDK's exception as a ZerdaError; None when it is not the SDK's."""
+        return None
+
+    def _map_stop_reason(self, native: Any) -> str:
+        raise NotImplementedError
+
+    def _open_stream(self, kwargs: dict[str, Any]) -> Any:
+        """A context manager yielding an iterator of native chunks; closes the response."""
+        raise NotImplementedError
+
+    def _open_stream_async(self, kwargs: dict[str, Any]) -> Any:
+        """An async context manager yielding an async iterator of native chunks."""
+        raise NotImplementedError
+
+    def _feed(self, acc: StreamAccumulator, chunk: Any) -> list[dict[str, Any]]:
+        """Native chunk -> Zerda events, recording into ``acc``."""
+        raise NotImplementedError
+
+    # --- shared machinery ---------------------------------------------------------------
+
+    def _prepare(
+        self,
+        messages: Any,
+        *,
+        system: str | None = None,
+        tools: Sequence[Any] | None = None,
+        tool_choice: Any = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        stop: str | Sequence[str] | None = None,
+        parallel_tool_calls: bool | None = None,
+        **native: Any,
+    ) -> Request:
+        """Checks everything that can be checked before a request is sent."""
+        if system is not None and not isinstance(system, str):
+            raise InvalidRequestError("system must be a string")
+        unified_tools = normalize_tools(tools)
+        self._check_tool_names(unified_tools)
+        checked = validate_messages(messages)
+        resolved = resolve_tool_ids(checked, self._tool_id)
+        system_text, rest = split_system(resolved, system)
+        if isinstance(stop, str):
+            stop = [stop]
+        return Request(
+            system=system_text,
+            messages=rest,
+            tools=unified_tools,
+            tool_choice=normalize_tool_choice(tool_choice, unified_tools),
+            max_tokens=max_tokens,
+            temperature=temperature,
+            top_p=top_p,
+            stop=list(stop) if stop else None,
+            parallel_tool_calls=parallel_tool_calls,
+            native=native,
+        )
+
+    def _check_tool_names(self, tools: list[dict[str, Any]] | None) -> None:
+        if not tools or not self.tool_name_pattern:
+            return
+        for i, t in enumerate(tools):
+            if not re.match(self.tool_name_pattern, t["name"]):
+                raise InvalidRequestError(
+                    f"tools[{i}]: {self.provider} refuses the tool name {t['name']!r}: "
+                    f"it must match {self.tool_name_pattern}"
+                )
+
+    def _make_result(
+        self,
+        content: str | None,
+        calls: list[ToolCall],
+        native_stop: Any,
+        usage: dict[str, Any] | None,
+        provider_data: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """The result shape of DESIGN.md §3, the same from generate and from stream."""
+        tool_calls = tool_calls_to_dicts(calls)
+        # Providers say "stop" with calls present (forced tool_choice, Gemini, Ollama).
+        stop_reason = "tool_use" if tool_calls else self._map_stop_reason(native_stop)
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": content,
+            "tool_calls": tool_calls,
+        }
+        result: dict[str, Any] = {
+            "content": content,
+            "tool_calls": tool_calls,
+            "stop_reason": stop_reason,
+            "usage": usage,
+            "message": message,
+        }
+        if provider_data:
+            message["provider_data"] = provider_data
+            result["provider_data"] = provider_data
+        return result
+
+    def _to_error(self, exc: BaseException) -> ZerdaError:
+        if isinstance(exc, ZerdaError):
+            err = exc
+        else:
+            err = self._map_error(exc) or UnknownError(
+                f"{type(exc).__name__}: {exc}", provider=self.provider
+            )
+        if err.provider is None:
+            err.provider = self.provider
+        err.message = self._redact(err.message)
+        err.args = (err.message,)
+        return err
+
+    def _redact(self, text: str) -> str:
+        key = self.api_key
+        return text.replace(key, "***") if key and len(key) >= 4 else text
+
+    def _fail(
+        self, exc: BaseException, raise_errors: bool | None, content: str | None = None
+    ) -> dict[str, Any]:
+        err = self._to_error(exc)
+        logger.debug("%s call failed: %s", self.provider, err.message)
+        if self.raise_errors if raise_errors is None else raise_errors:
+            if err is exc:
+                raise err
+            raise err from exc
+        return error_result(err, content)
+
+    def _native_request(self, messages: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+        try:
+            req = self._prepare(messages, **kwargs)
+            return self._build_request(req)
+        except ValueError as exc:  # a converter refused the input: the caller's mistake
+            if isinstance(exc, ZerdaError):
+                raise
+            raise InvalidRequestError(str(exc), provider=self.provider) from exc
+
+    # --- public API ---------------------------------------------------------------------
+
+    def generate(
+        self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        """One call. Arguments: DESIGN.md §3 (system, tools, tool_choice, max_tokens,
+        temperature, top_p, stop, parallel_tool_calls, **native)."""
+        try:
+            native = self._native_request(messages, kwargs)
+            return self._map_response(self._call(native))
+        except Exception as exc:
+            return self._fail(exc, raise_errors)
+
+    async def generate_async(
+        self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        try:
+            native = self._native_request(messages, kwargs)
+            return self._map_response(await self._call_async(native))
+        except Exception as exc:
+            return self._fail(exc, raise_errors)
+
+    def stream(
+        self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
+    ) -> Iterator[dict[str, Any]]:
+        """Yields text and tool_call events, then always a done event (DESIGN.md §7)."""
+        acc = StreamAccumulator()
+        try:
+            native = self._native_request(messages, kwargs)
+            with self._open_stream(native) as chunks:
+                for chunk in chunks:
+                    yield from self._feed(acc, chunk)
+            yield from acc.end_all_calls()
+            result = acc.result(self._make_result)
+        except Exception as exc:
+            result = self._fail(exc, raise_errors, acc.content)
+        yield {"type": "done", "result": result}
+
+    async def stream_async(
+        self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
+    ) -> AsyncIterator[dict[str, Any]]:
+        acc = StreamAccumulator()
+        try:
+            native = self._native_request(messages, kwargs)
+            async with self._open_stream_async(native) as chunks:
+                async for chunk in chunks:
+                    for event in self._feed(acc, chunk):
+                        yield event
+            for event in acc.end_all_calls():
+                yield event
+            result = acc.result(self._make_result)
+        except Exception as exc:
+            result = self._fail(exc, raise_errors, acc.content)
+        yield {"type": "done", "result": result}
+
+    def run(
+        self, messages: Any, *, tools: Sequence[Any], max_turns: int = 10, **kwargs: Any
+    ) -> dict[str, Any]:
+        """The automatic tool loop (DESIGN.md §8); see :mod:`zerda.llm.loop`."""
+        from zerda.llm.loop import run
+
+        return run(self, messages, tools=tools, max_turns=max_turns, **kwargs)
+
+    async def run_async(
+        self, messages: Any, *, tools: Sequence[Any], max_turns: int = 10, **kwargs: Any
+    ) -> dict[str, Any]:
+        from zerda.llm.loop import run_async
+
+        return await run_async(self, messages, tools=tools, max_turns=max_turns, **kwargs)

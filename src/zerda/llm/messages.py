@@ -1,0 +1,216 @@
+"""The unified history format (DESIGN.md §4): validation, the ``tool_result`` helper, and
+tool-call id reconciliation shared by every provider.
+
+Every function returns new objects; the caller's messages are never mutated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from zerda.llm.errors import InvalidRequestError
+
+ROLES = ("system", "user", "assistant", "tool")
+
+
+def tool_result(call: dict[str, Any], output: Any, is_error: bool = False) -> dict[str, Any]:
+    """The ``tool`` message answering ``call`` (a tool call dict as generate returned it)."""
+    return {
+        "role": "tool",
+        "tool_call_id": call.get("id"),
+        "name": call.get("name"),
+        "content": output,
+        "is_error": is_error,
+    }
+
+
+def _fail(index: int, problem: str) -> InvalidRequestError:
+    return InvalidRequestError(f"messages[{index}]: {problem}")
+
+
+def _check_tool_call(index: int, j: int, call: Any) -> dict[str, Any]:
+    where = f"tool_calls[{j}]"
+    if not isinstance(call, dict):
+        raise _fail(index, f"{where} must be a dict with 'id', 'name' and 'arguments'")
+    name = call.get("name")
+    if not isinstance(name, str) or not name:
+        raise _fail(index, f"{where} has no 'name' (a non-empty string is required)")
+    call_id = call.get("id")
+    if call_id is not None and not isinstance(call_id, str):
+        raise _fail(index, f"{where}.id must be a string or None, not {type(call_id).__name__}")
+    arguments = call.get("arguments", {})
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise _fail(index, f"{where}.arguments must be a dict, not {type(arguments).__name__}")
+    return {"id": call_id or None, "name": name, "arguments": arguments}
+
+
+def _check_text(index: int, message: dict[str, Any], *, optional: bool) -> str | None:
+    content = message.get("content")
+    if content is None and optional:
+        return None
+    if not isinstance(content, str):
+        kind = "missing" if content is None else f"a {type(content).__name__}"
+        raise _fail(index, f"{message['role']} message 'content' must be a string, got {kind}")
+    return content
+
+
+def _check_message(index: int, message: Any) -> dict[str, Any]:
+    if not isinstance(message, dict):
+        raise _fail(index, f"must be a dict with a 'role', not {type(message).__name__}")
+    role = message.get("role")
+    if role not in ROLES:
+        raise _fail(index, f"unknown role {role!r} (expected one of {', '.join(ROLES)})")
+    if role in ("system", "user"):
+        return {"role": role, "content": _check_text(index, message, optional=False)}
+    if role == "assistant":
+        return _check_assistant(index, message)
+    return _check_tool(index, message)
+
+
+def _check_assistant(index: int, message: dict[str, Any]) -> dict[str, Any]:
+    calls = message.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise _fail(index, "'tool_calls' must be a list")
+    out: dict[str, Any] = {
+        "role": "assistant",
+        "content": _check_text(index, message, optional=True),
+        "tool_calls": [_check_tool_call(index, j, c) for j, c in enumerate(calls)],
+    }
+    provider_data = message.get("provider_data")
+    if provider_data is not None and not isinstance(provider_data, dict):
+        raise _fail(index, "'provider_data' must be a dict")
+    if provider_data:
+        out["provider_data"] = provider_data
+    return out
+
+
+def _check_tool(index: int, message: dict[str, Any]) -> dict[str, Any]:
+    if "content" not in message or message["content"] is None:
+        raise _fail(index, "tool message has no 'content' (the tool's output is required)")
+    call_id = message.get("tool_call_id")
+    if call_id is not None and not isinstance(call_id, str):
+        raise _fail(index, "'tool_call_id' must be a string or None")
+    name = message.get("name")
+    if name is not None and not isinstance(name, str):
+        raise _fail(index, "'name' must be a string or None")
+    return {
+        "role": "tool",
+        "tool_call_id": call_id or None,
+        "name": name or None,
+        "content": message["content"],
+        "is_error": bool(message.get("is_error", False)),
+    }
+
+
+def validate_messages(messages: str | Sequence[Any]) -> list[dict[str, Any]]:
+    """Checked copies of ``messages`` (a string is one user turn); raises
+    :class:`InvalidRequestError` naming the message index and field at the first problem."""
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    if not isinstance(messages, Sequence):
+        raise InvalidRequestError(
+            f"messages must be a string or a list of messages, not {type(messages).__name__}"
+        )
+    return [_check_message(i, m) for i, m in enumerate(messages)]
+
+
+def split_system(
+    messages: list[dict[str, Any]], system: str | None
+) -> tuple[str | None, list[dict[str, Any]]]:
+    """The system prompt (the argument first, then every system message, joined) and the
+    other messages. Providers send the system prompt first, whatever its position."""
+    parts = [system] if system else []
+    parts += [m["content"] for m in messages if m["role"] == "system" and m["content"]]
+    rest = [m for m in messages if m["role"] != "system"]
+    return ("\n\n".join(parts) if parts else None), rest
+
+
+MakeId = Callable[[str | None, int, int], str | None]
+
+
+def _pending_calls(
+    index: int, message: dict[str, Any], used: set[str], make_id: MakeId
+) -> list[dict[str, Any]]:
+    pending = []
+    for j, call in enumerate(message["tool_calls"]):
+        new_id = make_id(call["id"], index, j)
+        suffix = 0
+        while new_id is not None and new_id in used:
+            # A duplicated id would pair a result with the wrong call: make it unique.
+            suffix += 1
+            new_id = make_id(f"{call['id']}_{suffix}", index, j)
+        if new_id is not None:
+            used.add(new_id)
+        pending.append({"orig": call["id"], "id": new_id, "name": call["name"], "done": False})
+    return pending
+
+
+def _match_result(
+    index: int, message: dict[str, Any], pending: list[dict[str, Any]]
+) -> dict[str, Any]:
+    wanted = message["tool_call_id"]
+    open_calls = [p for p in pending if not p["done"]]
+    match = next((p for p in open_calls if wanted is not None and p["orig"] == wanted), None)
+    if match is None and (wanted is None or all(p["orig"] is None for p in open_calls)):
+        # Id-less results (Gemini, Ollama) pair with the open calls in order.
+        match = open_calls[0] if open_calls else None
+    if match is None:
+        if not pending:
+            raise _fail(index, "tool result without a preceding assistant message with tool_calls")
+        raise _fail(
+            index,
+            f"tool_call_id {wanted!r} matches no open tool call of the preceding assistant message",
+        )
+    match["done"] = True
+    return match
+
+
+def default_id(orig: str | None, index: int, j: int) -> str | None:
+    """Keeps an existing id; synthesises a deterministic one for an id-less call."""
+    return orig if orig else f"call_{index}_{j}"
+
+
+def resolve_tool_ids(
+    messages: list[dict[str, Any]],
+    make_id: MakeId = default_id,
+) -> list[dict[str, Any]]:
+    """Copies of validated ``messages`` where every tool call has an id and every tool
+    result carries its call's id and name (system messages are kept in place).
+
+    Results are paired with the calls of the nearest preceding assistant message: by id
+    when both have one, else by position. ``make_id(orig, message_index, call_index)`` gives
+    the id to send (Mistral maps foreign ids to its 9-character form; a provider that needs
+    no ids may return None); the same id goes on the call and on its result. Raises :class:`InvalidRequestError` for a result that
+    answers no call, or a call left without a result before the conversation moves on.
+    """
+    out: list[dict[str, Any]] = []
+    used: set[str] = set()
+    pending: list[dict[str, Any]] = []
+    pending_at = -1
+    for index, message in enumerate(messages):
+        role = message["role"]
+        if role == "tool":
+            match = _match_result(index, message, pending)
+            out.append(
+                {**message, "tool_call_id": match["id"], "name": message["name"] or match["name"]}
+            )
+            continue
+        _check_answered(pending, pending_at, index)
+        if role == "assistant" and message["tool_calls"]:
+            pending, pending_at = _pending_calls(index, message, used, make_id), index
+            calls = [{**c, "id": p["id"]} for c, p in zip(message["tool_calls"], pending, strict=True)]
+            out.append({**message, "tool_calls": calls})
+        else:
+            pending = []
+            out.append(message)
+    return out
+
+
+def _check_answered(pending: list[dict[str, Any]], at: int, index: int) -> None:
+    missing = [p for p in pending if not p["done"]]
+    if missing:
+        names = ", ".join(repr(p["name"]) for p in missing)
+        raise _fail(at, f"tool call(s) {names} have no tool result before messages[{index}]")

@@ -1,0 +1,112 @@
+"""The unified response script that MockLLMServer renders in each provider's wire format.
+
+One ``Script`` (or ``Fault``/``Raw``) is queued per expected request. Renderers
+(``_render_<provider>.py``) turn a ``Script`` into that provider's native JSON or stream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+# Unified stop reasons a script may ask for; "auto" means tool_use when tool calls are
+# present, else end_turn. Renderers map them to the provider's native value.
+StopReason = Literal[
+    "auto", "end_turn", "tool_use", "max_tokens", "stop_sequence", "content_filter", "other"
+]
+
+
+@dataclass
+class ScriptedCall:
+    name: str
+    arguments: dict[str, Any] | str  # a str is sent verbatim (lets tests send invalid JSON)
+    id: str | None = None  # None: the renderer makes an id in the provider's own style
+
+
+@dataclass
+class Script:
+    """A successful response, described once for all providers."""
+
+    text: str | None = None
+    tool_calls: list[ScriptedCall] = field(default_factory=list)
+    stop_reason: StopReason = "auto"
+    native_stop_reason: str | None = None  # sent verbatim instead of the mapped value
+    usage: dict[str, int] | None = None  # {"input_tokens", "output_tokens"}; None: defaults
+    # Keyed by provider, as in Zerda's assistant messages:
+    #   {"gemini": {"thought_signatures": ["base64" | None, ...]}}  (one per tool call)
+    #   {"anthropic": {"thinking": [{"type": "thinking", "thinking": str, "signature": str}
+    #                               | {"type": "redacted_thinking", "data": str}]}}
+    provider_data: dict[str, Any] | None = None
+    model: str | None = None  # echoed in the body; None: the model the request named
+    fragments: int = 1  # streams: text and each call's argument JSON split into N pieces
+    interleave: bool = False  # streams: parallel calls' fragments interleaved
+    delay: float = 0.0  # seconds to wait before answering
+    chunk_delay: float = 0.0  # streams: seconds between chunks
+    cut_after: int | None = None  # streams: drop the connection after N chunks
+    invalid_json_body: bool = False  # JSON responses: send a body that is not valid JSON
+    # streams: after cut_after chunks (or at the end when cut_after is None), send the
+    # provider's own in-stream error event (e.g. Anthropic's overloaded_error) and stop.
+    stream_error: ErrorReply | None = None
+
+
+FaultKind = Literal["drop", "malformed", "empty", "hang"]
+
+
+@dataclass
+class ErrorReply:
+    """An HTTP error with the provider's own error body."""
+
+    status: int
+    message: str = "mock error"
+    error_type: str | None = None  # provider-specific code; None: derived from status
+    retry_after: float | None = None
+    delay: float = 0.0
+
+
+@dataclass
+class Fault:
+    """A transport-level fault: drop (close without answering), malformed (200 with a
+    body that is not the provider's format), empty (200 with an empty body), hang (sleep
+    ``delay`` seconds before answering nothing, for client timeouts)."""
+
+    kind: FaultKind
+    delay: float = 0.0
+
+
+@dataclass
+class Raw:
+    """A recorded response served byte for byte."""
+
+    status: int
+    body: bytes
+    headers: dict[str, str] = field(default_factory=dict)
+    chunk_size: int | None = None  # stream the body in pieces of this many bytes
+
+
+@dataclass
+class Reply:
+    """What a renderer returns: the server writes it as is.
+
+    ``body`` for a plain response; ``chunks`` for a stream (each written and flushed in
+    turn; the server honours ``Script.chunk_delay`` and ``Script.cut_after``)."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes | None = None
+    chunks: list[bytes] | None = None
+
+
+Queued = Script | ErrorReply | Fault | Raw
+
+
+@dataclass
+class RecordedRequest:
+    """One request the server received, for tests to assert on."""
+
+    provider: str
+    method: str
+    path: str  # without the provider prefix, e.g. "/v1/chat/completions"
+    query: dict[str, str]
+    headers: dict[str, str]  # lower-cased names; credentials removed
+    body: Any  # parsed JSON, or None when the body is empty or not JSON
+    raw_body: bytes = b""
