@@ -26,7 +26,7 @@ from zerda.llm.providers import create_interface
 from zerda.llm.tools import ToolCall
 
 if TYPE_CHECKING:
-    from zerda.llm.functions import tool_from_function
+    from zerda.llm.functions import tool_from_function, tool_from_model
 
 __all__ = [
     "AuthenticationError",
@@ -44,14 +44,15 @@ __all__ = [
     "ZerdaError",
     "create_interface",
     "tool_from_function",
+    "tool_from_model",
     "tool_result",
 ]
 
 
 def __getattr__(name: str) -> Any:
     # pydantic is imported only by those who build tools from Python functions.
-    if name == "tool_from_function":
-        from zerda.llm.functions import tool_from_function
+    if name in ("tool_from_function", "tool_from_model"):
+        from zerda.llm import functions
 
-        return tool_from_function
+        return getattr(functions, name)
     raise AttributeError(f"module 'zerda.llm' has no attribute {name!r}")

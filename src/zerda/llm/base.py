@@ -107,7 +107,10 @@ def normalize_tools(tools: Sequence[Any] | None) -> list[dict[str, Any]] | None:
     if any(not isinstance(t, dict) for t in tools):
         from zerda.llm.functions import to_tool  # imports pydantic: only when needed
 
-        tools = [t if isinstance(t, dict) else to_tool(t, i) for i, t in enumerate(tools)]
+        try:
+            tools = [t if isinstance(t, dict) else to_tool(t, i) for i, t in enumerate(tools)]
+        except ValueError as exc:  # a function or model the schema builder refused
+            raise InvalidRequestError(str(exc)) from exc
     out = [_unwrap_tool(i, t) for i, t in enumerate(tools)]
     seen: set[str] = set()
     for i, t in enumerate(out):
@@ -187,7 +190,7 @@ class BaseLLMInterface:
         self.options = options
         self._client = client
         self._async_client: Any = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # an async client may be built from the sync one
 
     def _key_from_env(self) -> str | None:
         return next((os.environ[k] for k in self.env_keys if os.environ.get(k)), None)

@@ -94,6 +94,9 @@ class Reply:
     headers: dict[str, str]
     body: bytes | None = None
     chunks: list[bytes] | None = None
+    # streams: how many trailing chunks close the stream normally (finish reason, usage,
+    # [DONE], message_stop...); a Script.stream_error with no cut_after replaces them.
+    closing_chunks: int = 0
 
 
 Queued = Script | ErrorReply | Fault | Raw

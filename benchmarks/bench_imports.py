@@ -1,0 +1,116 @@
+"""Import time, each figure measured in a fresh interpreter (``python -c``), median of runs.
+
+The timer starts inside the child, after the interpreter is up, so startup is not counted.
+Per provider: Zerda (import zerda.llm, create the interface, build its SDK client) against
+the raw SDK (import it, build its client) and the SDK's import alone; also the provider
+module alone, which must not import its SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+from typing import Any
+
+from bench_data import MODELS
+from bench_server import child_env
+
+from zerda.testing import MockLLMServer
+
+SDK_IMPORT = {
+    "openai": "import openai",
+    "groq": "import groq",
+    "mistral": "import mistralai.client",
+    "ollama": "import ollama",
+    "anthropic": "import anthropic",
+    "bedrock": "import boto3",
+    "gemini": "from google import genai",
+}
+SDK_CLIENT = {
+    "openai": "openai.OpenAI(**kw)",
+    "groq": "groq.Groq(**kw)",
+    "mistral": "mistralai.client.Mistral(**kw)",
+    "ollama": "ollama.Client(**kw)",
+    "anthropic": "anthropic.Anthropic(**kw)",
+    "bedrock": "boto3.client(**kw)",
+    "gemini": "genai.Client(**kw)",
+}
+MODULES = {p: f"zerda.llm.providers.{'aws' if p == 'bedrock' else p}" for p in SDK_IMPORT}
+# Top-level modules that ``import zerda.llm`` must not load.
+HEAVY = ("openai", "groq", "mistralai", "ollama", "anthropic", "boto3", "botocore", "google.genai")
+HEAVY_ALL = (*HEAVY, "pydantic", "httpx")
+
+_TEMPLATE = """\
+import json, sys, time
+kw = {kw!r}
+_c0, _t0 = time.process_time(), time.perf_counter()
+{code}
+_c1, _t1 = time.process_time(), time.perf_counter()
+_heavy = [m for m in {heavy!r} if m in sys.modules]
+print(json.dumps([_t1 - _t0, _c1 - _c0, _heavy]))
+"""
+
+
+def _once(code: str, kw: dict[str, Any]) -> tuple[float, float, list[str]]:
+    script = _TEMPLATE.format(kw=kw, code=code, heavy=HEAVY_ALL)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=child_env(), timeout=120
+    )
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines() or ["no output"]
+        raise RuntimeError(lines[-1])
+    wall, cpu, heavy = json.loads(proc.stdout.strip().splitlines()[-1])
+    return float(wall), float(cpu), list(heavy)
+
+
+def measure(cases: dict[str, tuple[str, dict[str, Any]]], runs: int) -> dict[str, Any]:
+    """Runs the cases interleaved (a, b, c, a, b, c...) ``runs`` times: median wall and CPU
+    milliseconds of each (CPU time is the steadier figure on a busy machine)."""
+    walls: dict[str, list[float]] = {name: [] for name in cases}
+    cpus: dict[str, list[float]] = {name: [] for name in cases}
+    loaded: dict[str, list[str]] = {}
+    for _ in range(runs):
+        for name, (code, kw) in cases.items():
+            wall, cpu, heavy = _once(code, kw)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+            loaded[name] = heavy
+    return {
+        name: {
+            "ms": statistics.median(walls[name]) * 1e3,
+            "cpu_ms": statistics.median(cpus[name]) * 1e3,
+            "loaded": loaded[name],
+        }
+        for name in cases
+    }
+
+
+def bench_zerda_llm(runs: int) -> dict[str, Any]:
+    result = measure({"zerda.llm": ("import zerda.llm", {})}, runs)["zerda.llm"]
+    return {"ms": result["ms"], "cpu_ms": result["cpu_ms"], "modules_loaded": result["loaded"]}
+
+
+def bench_provider(provider: str, runs: int) -> dict[str, Any]:
+    addr = MockLLMServer(port=1)  # addresses only; nothing is called
+    options = {"model": MODELS[provider], **addr.client_options(provider)}
+    zerda = (
+        "from zerda.llm import create_interface\n"
+        f"create_interface({provider!r}, **kw).client"
+    )
+    raw = f"{SDK_IMPORT[provider]}\n{SDK_CLIENT[provider]}"
+    cases = {
+        "module": (f"import {MODULES[provider]}", {}),
+        "zerda": (zerda, options),
+        "raw": (raw, addr.sdk_client_kwargs(provider)),
+        "sdk_import": (SDK_IMPORT[provider], {}),
+    }
+    m = measure(cases, runs)
+    out: dict[str, Any] = {"module_sdk_loaded": [x for x in m["module"]["loaded"] if x in HEAVY]}
+    for name in cases:
+        out[name] = {"ms": m[name]["ms"], "cpu_ms": m[name]["cpu_ms"]}
+    out["ratio_wall"] = m["zerda"]["ms"] / m["raw"]["ms"]
+    out["ratio_cpu"] = m["zerda"]["cpu_ms"] / m["raw"]["cpu_ms"]
+    out["extra_cpu_ms"] = m["zerda"]["cpu_ms"] - m["raw"]["cpu_ms"]
+    return out

@@ -1,0 +1,296 @@
+"""The machine's description and the results as Markdown tables (printed and written)."""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import os
+import platform
+from typing import Any
+
+SDK_DISTRIBUTIONS = (
+    "openai",
+    "groq",
+    "mistralai",
+    "ollama",
+    "anthropic",
+    "boto3",
+    "botocore",
+    "google-genai",
+    "httpx",
+    "pydantic",
+)
+GOAL = 1.10
+
+
+def machine() -> dict[str, Any]:
+    versions = {}
+    for dist in SDK_DISTRIBUTIONS:
+        try:
+            versions[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            versions[dist] = None
+    return {
+        "cpu": _cpu_model(),
+        "cores": os.cpu_count(),
+        "load_average_at_start": _load(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "sdk_versions": versions,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _load() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+# --- formatting ----------------------------------------------------------------------
+
+
+def _us(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _ms(value: float) -> str:
+    return f"{value:,.1f}"
+
+
+def _ratio(value: float) -> str:
+    mark = " ⚠" if value > GOAL else ""
+    return f"{value:.2f}x{mark}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _failed(result: Any) -> str | None:
+    if result is None:
+        return "not run"
+    if isinstance(result, dict) and "failed" in result:
+        return f"failed: {result['failed']}"
+    return None
+
+
+def _failed_row(provider: str, reason: str, width: int) -> list[str]:
+    return [provider, reason.replace("|", "\\|").replace("\n", " ")] + [""] * (width - 2)
+
+
+def overhead_table(results: dict[str, Any], section: str) -> str:
+    header = [
+        "provider",
+        "Zerda CPU µs/call",
+        "raw CPU µs/call",
+        "CPU ratio",
+        "Zerda wall µs/call",
+        "raw wall µs/call",
+        "wall ratio",
+    ]
+    header.append("same request body" if section == "overhead" else "raw chunks / Zerda events")
+    rows = []
+    for provider, sections in results.items():
+        r = sections.get(section)
+        reason = _failed(r)
+        if reason:
+            rows.append(_failed_row(provider, reason, len(header)))
+            continue
+        z, raw = r["zerda"], r["raw"]
+        if section == "overhead":
+            wire = r.get("wire", {}).get("generate", {})
+            last = "yes" if wire.get("same_body") else f"no ({wire.get('raw_bytes')} vs {wire.get('zerda_bytes')} B)"
+        else:
+            last = f"{r.get('raw_chunks')} / {r.get('zerda_events')}"
+        rows.append(
+            [
+                provider,
+                f"{_us(z['cpu_us'])} ±{_us(z['cpu_us_spread'])}",
+                f"{_us(raw['cpu_us'])} ±{_us(raw['cpu_us_spread'])}",
+                _ratio(r["ratio_cpu"]),
+                _us(z["wall_us"]),
+                _us(raw["wall_us"]),
+                _ratio(r["ratio_wall"]),
+                last,
+            ]
+        )
+    return _table(header, rows)
+
+
+def async_table(results: dict[str, Any]) -> str:
+    header = [
+        "provider",
+        "concurrent calls",
+        "Zerda calls/s",
+        "raw calls/s",
+        "throughput ratio (raw ÷ Zerda)",
+        "Zerda CPU µs/call",
+        "raw CPU µs/call",
+        "CPU ratio",
+    ]
+    rows = []
+    for provider, sections in results.items():
+        r = sections.get("async")
+        reason = _failed(r)
+        if reason:
+            rows.append(_failed_row(provider, reason, len(header)))
+            continue
+        for level, x in r.items():
+            rows.append(
+                [
+                    provider,
+                    level,
+                    f"{x['zerda']['calls_per_s']:,.0f}",
+                    f"{x['raw']['calls_per_s']:,.0f}",
+                    _ratio(x["ratio_wall"]),
+                    _us(x["zerda"]["cpu_us_per_call"]),
+                    _us(x["raw"]["cpu_us_per_call"]),
+                    _ratio(x["ratio_cpu"]),
+                ]
+            )
+    return _table(header, rows)
+
+
+def import_table(imports: dict[str, Any]) -> str:
+    header = [
+        "import",
+        "Zerda ms (CPU)",
+        "raw SDK + client ms (CPU)",
+        "SDK import alone ms (CPU)",
+        "ratio (CPU)",
+        "ratio (wall)",
+        "provider module alone ms (CPU)",
+    ]
+    rows = []
+    base = imports.get("zerda.llm")
+    if base is not None:
+        reason = _failed(base)
+        if reason:
+            rows.append(_failed_row("zerda.llm", reason, len(header)))
+        else:
+            loaded = ", ".join(base["modules_loaded"]) or "no SDK, no pydantic"
+            rows.append(["`import zerda.llm`", f"{_ms(base['cpu_ms'])} ({loaded})", "", "", "", "", ""])
+    for provider, r in imports.get("providers", {}).items():
+        reason = _failed(r)
+        if reason:
+            rows.append(_failed_row(provider, reason, len(header)))
+            continue
+        module = _ms(r["module"]["cpu_ms"])
+        if r["module_sdk_loaded"]:
+            module += f" (loads {', '.join(r['module_sdk_loaded'])})"
+        rows.append(
+            [
+                provider,
+                _ms(r["zerda"]["cpu_ms"]),
+                _ms(r["raw"]["cpu_ms"]),
+                _ms(r["sdk_import"]["cpu_ms"]),
+                _ratio(r["ratio_cpu"]),
+                _ratio(r["ratio_wall"]),
+                module,
+            ]
+        )
+    return _table(header, rows)
+
+
+def convert_table(results: dict[str, Any]) -> str:
+    header = [
+        "provider",
+        "to_*_tools, 1,000 tools: ms",
+        "tools/s",
+        "parser, 1,000 calls: ms",
+        "calls/s",
+        "history, 200 messages: ms",
+        "messages/s",
+    ]
+    rows = []
+    for provider, sections in results.items():
+        r = sections.get("convert")
+        reason = _failed(r)
+        if reason:
+            rows.append(_failed_row(provider, reason, len(header)))
+            continue
+        t, p, h = r["tools_1000"], r["parse_1000"], r["history_200"]
+        rows.append(
+            [
+                f"{provider} (`{r['to_tools']}`, `{r['parser']}`)",
+                f"{t['us_per_op'] / 1e3:.2f}",
+                f"{1000 * t['ops_per_s']:,.0f}",
+                f"{p['us_per_op'] / 1e3:.2f}",
+                f"{1000 * p['ops_per_s']:,.0f}",
+                f"{h['us_per_op'] / 1e3:.2f}",
+                f"{200 * h['ops_per_s']:,.0f}",
+            ]
+        )
+    return _table(header, rows)
+
+
+def profile_section(profiles: dict[str, Any]) -> str:
+    parts = []
+    for key, prof in profiles.items():
+        reason = _failed(prof)
+        if reason:
+            parts.append(f"**{key}**: {reason}")
+            continue
+        rows = [
+            [f"`{f['function']}`", _us(f["tottime_us_per_call"]), _us(f["cumtime_us_per_call"])]
+            for f in prof["top_zerda"]
+        ]
+        parts.append(
+            f"**{key}** — under cProfile: {_us(prof['total_us_per_call'])} µs per call in all, "
+            f"{_us(prof['zerda_own_us_per_call'])} µs in Zerda's own functions "
+            f"(full listing: `{prof['file']}`).\n\n"
+            + _table(["Zerda function", "own µs/call", "cumulative µs/call"], rows)
+        )
+    return "\n\n".join(parts)
+
+
+def sections_present(results: dict[str, Any], name: str) -> bool:
+    return any(name in s for s in results.values())
+
+
+def markdown(data: dict[str, Any]) -> str:
+    m = data["machine"]
+    results = data["providers"]
+    versions = ", ".join(f"{k} {v}" for k, v in m["sdk_versions"].items() if v)
+    out = [
+        "# Zerda benchmark results",
+        "",
+        f"- Date: {m['date']}; mode: {'quick (smoke run, not a measurement)' if data['config']['quick'] else 'full'}",
+        f"- Machine: {m['cpu']}, {m['cores']} cores, {m['platform']}; load average at start: {m['load_average_at_start']}",
+        f"- Python {m['python']} ({m['implementation']})",
+        f"- SDKs: {versions}",
+        f"- Method: {data['method']}",
+        "",
+        "Ratios are Zerda ÷ raw SDK (time per call, or raw ÷ Zerda for throughput): 1.00x is "
+        f"parity, above 1 Zerda is slower; ⚠ marks a ratio above the {GOAL:.2f}x goal. "
+        "± is half the interquartile range over blocks.",
+    ]
+    if sections_present(results, "overhead"):
+        out += ["", "## Per-call overhead: generate vs the raw SDK call", "", overhead_table(results, "overhead")]
+    if sections_present(results, "stream"):
+        out += ["", "## Streaming: stream vs the raw SDK stream (every chunk iterated)", "", overhead_table(results, "stream")]
+    if sections_present(results, "async"):
+        out += ["", "## generate_async vs the raw async SDK, by concurrency", "", async_table(results)]
+    if data.get("imports"):
+        out += ["", "## Import time (fresh interpreter, median)", "", import_table(data["imports"])]
+    if sections_present(results, "convert"):
+        out += ["", "## Conversion throughput (CPU time, median)", "", convert_table(results)]
+    if data.get("profiles"):
+        out += ["", "## Where Zerda's time goes (ratios above the goal, cProfile)", "", profile_section(data["profiles"])]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,281 @@
+"""The ``zerda`` command: demo, chat, tools convert, mock-server (DESIGN.md §10).
+
+Errors are printed as one line on stderr with a non-zero exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from zerda.llm.providers import PROVIDERS, canonical_name
+
+DEMO_MODELS = {
+    "openai": "gpt-4o-mini",
+    "groq": "llama-3.3-70b-versatile",
+    "mistral": "mistral-small-latest",
+    "ollama": "llama3.2",
+    "anthropic": "claude-sonnet-4-5",
+    "bedrock": "anthropic.claude-3-5-sonnet-20240620-v1:0",
+    "gemini": "gemini-2.5-flash",
+}
+
+
+def _fail(message: str) -> None:
+    raise click.ClickException(message)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="zerda")
+def main() -> None:
+    """Zerda: one way to call LLMs with tools on seven providers."""
+
+
+# --- demo ---------------------------------------------------------------------------
+
+
+def get_weather(city: str, unit: str = "celsius") -> dict[str, Any]:
+    """Current weather for a city.
+
+    Args:
+        city: The city, e.g. "Paris".
+        unit: "celsius" or "fahrenheit".
+    """
+    return {
+        "city": city,
+        "temperature": 18 if unit == "celsius" else 64,
+        "unit": unit,
+        "sky": "sunny",
+    }
+
+
+def _native_tools(provider: str, body: Any) -> Any:
+    """The tool definitions as the provider's SDK put them on the wire."""
+    if not isinstance(body, dict):
+        return None
+    return body.get("toolConfig") if provider == "bedrock" else body.get("tools")
+
+
+def _demo_one(server: Any, provider: str) -> dict[str, Any]:
+    from zerda.llm import create_interface
+
+    server.enqueue(provider, tool_calls=[{"name": "get_weather", "arguments": {"city": "Paris"}}])
+    server.enqueue(provider, text="It is 18 °C and sunny in Paris.")
+    llm = create_interface(
+        provider, model=DEMO_MODELS[provider], max_retries=0, **server.client_options(provider)
+    )
+    result = llm.run("What's the weather in Paris?", tools=[get_weather])
+    first = server.requests_for(provider)[0]
+    calls: list[Any] = next(
+        (m["tool_calls"] for m in result["messages"] if m.get("tool_calls")), []
+    )
+    return {"result": result, "native_tools": _native_tools(provider, first.body), "calls": calls}
+
+
+@main.command()
+@click.option("--provider", "providers", multiple=True, help="Only these providers (repeatable).")
+def demo(providers: tuple[str, ...]) -> None:
+    """Offline tool-calling round trip through all seven providers on the built-in mock server."""
+    from rich.console import Console
+    from rich.syntax import Syntax
+
+    from zerda.testing import MockLLMServer
+
+    console = Console(highlight=False)
+    chosen = [canonical_name(p) for p in providers] or list(PROVIDERS)
+    ok = 0
+    with MockLLMServer() as server:
+        for provider in chosen:
+            console.rule(f"[bold]{provider}")
+            try:
+                out = _demo_one(server, provider)
+            except Exception as exc:  # the demo reports every provider, whatever fails
+                console.print(f"[red]failed: {type(exc).__name__}: {exc}")
+                continue
+            result = out["result"]
+            console.print("native tool shape sent:")
+            console.print(Syntax(json.dumps(out["native_tools"], indent=2), "json"))
+            console.print(f"parsed tool calls: {json.dumps(out['calls'])}")
+            console.print(
+                f"final answer: {result['content']}  [dim](stop_reason={result['stop_reason']}, turns={result['turns']})"
+            )
+            ok += result["stop_reason"] == "end_turn" and bool(out["calls"])
+    colour = "green" if ok == len(chosen) else "red"
+    console.print(
+        f"[bold {colour}]{ok}/{len(chosen)} providers completed a tool-calling round trip"
+    )
+    if ok != len(chosen):
+        sys.exit(1)
+
+
+# --- chat ---------------------------------------------------------------------------
+
+
+def _load_function(spec: str) -> Callable[..., Any]:
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        _fail(f"--tool {spec!r}: expected module:function")
+    try:
+        fn = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        _fail(f"--tool {spec!r}: {exc}")
+    if not callable(fn):
+        _fail(f"--tool {spec!r} is not callable")
+    return fn  # type: ignore[no-any-return]
+
+
+@main.command()
+@click.argument("target", metavar="PROVIDER:MODEL")
+@click.argument("prompt")
+@click.option(
+    "--tool",
+    "tool_specs",
+    multiple=True,
+    metavar="MODULE:FUNCTION",
+    help="A Python function the model may call (repeatable); runs the tool loop.",
+)
+@click.option("--system", help="System prompt.")
+@click.option("--stream", is_flag=True, help="Print text as it arrives.")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
+@click.option(
+    "--base-url", help="Send requests to this URL (a proxy, a local server, MockLLMServer)."
+)
+@click.option(
+    "--api-key", envvar=None, help="API key (default: the provider's environment variable)."
+)
+@click.option("--max-tokens", type=int, help="Token limit for the answer.")
+@click.option("--max-turns", type=int, default=10, show_default=True, help="Tool loop limit.")
+def chat(
+    target: str,
+    prompt: str,
+    tool_specs: tuple[str, ...],
+    system: str | None,
+    stream: bool,
+    as_json: bool,
+    base_url: str | None,
+    api_key: str | None,
+    max_tokens: int | None,
+    max_turns: int,
+) -> None:
+    """A real call to PROVIDER:MODEL (keys from the environment); runs the tool loop with --tool."""
+    from zerda.llm import create_interface
+
+    if ":" not in target:
+        _fail(f"{target!r}: expected PROVIDER:MODEL, e.g. openai:gpt-4o-mini")
+    options: dict[str, Any] = {"base_url": base_url} if base_url else {}
+    if api_key:
+        options["api_key"] = api_key
+    try:
+        llm = create_interface(target, **options)
+    except (ValueError, ImportError) as exc:
+        _fail(str(exc))
+    tools = [_load_function(s) for s in tool_specs]
+    kwargs: dict[str, Any] = {"system": system, "max_tokens": max_tokens}
+    if tools:
+        result = llm.run(prompt, tools=tools, max_turns=max_turns, **kwargs)
+        if stream and not as_json:
+            click.echo(result["content"] or "")
+    elif stream:
+        result = _stream(llm, prompt, as_json, kwargs)
+    else:
+        result = llm.generate(prompt, **kwargs)
+    _print_result(result, as_json, printed=stream and not tools)
+
+
+def _stream(llm: Any, prompt: str, as_json: bool, kwargs: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for event in llm.stream(prompt, **kwargs):
+        if event["type"] == "text" and not as_json:
+            click.echo(event["text"], nl=False)
+        elif event["type"] == "done":
+            result = event["result"]
+    if not as_json:
+        click.echo()
+    return result
+
+
+def _print_result(result: dict[str, Any], as_json: bool, printed: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+    elif not printed and result.get("stop_reason") != "error":
+        click.echo(result.get("content") or "")
+        for call in result.get("tool_calls") or []:
+            click.echo(f"tool call: {call['name']}({json.dumps(call['arguments'])})")
+    if result.get("stop_reason") == "error":
+        error = result["error"]
+        _fail(f"{error['provider']} {error['type']}: {error['message']}")
+
+
+# --- tools convert ------------------------------------------------------------------
+
+
+@main.group()
+def tools() -> None:
+    """Tool definition utilities."""
+
+
+@tools.command("convert")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--to",
+    "provider",
+    required=True,
+    help="Target provider (openai, groq, mistral, ollama, anthropic, bedrock, gemini).",
+)
+def convert(file: Path, provider: str) -> None:
+    """Unified (or OpenAI-style) tool definitions in FILE to the provider's native shape."""
+    from zerda.llm import tools as converters
+    from zerda.llm.base import normalize_tools
+    from zerda.llm.errors import ZerdaError
+
+    try:
+        name = canonical_name(provider)
+        data = json.loads(file.read_text())
+        unified = normalize_tools(data if isinstance(data, list) else [data])
+        native = getattr(converters, f"to_{name}_tools")(unified)
+    except (ValueError, ZerdaError) as exc:
+        _fail(f"{file}: {exc}")
+    click.echo(json.dumps(native, indent=2, ensure_ascii=False))
+
+
+# --- mock-server --------------------------------------------------------------------
+
+
+@main.command("mock-server")
+@click.option(
+    "--port",
+    type=int,
+    default=8080,
+    show_default=True,
+    help="Port on 127.0.0.1 (0: any free port).",
+)
+def mock_server(port: int) -> None:
+    """Run MockLLMServer in the foreground, printing each provider's base URL."""
+    from zerda.testing import MockLLMServer
+
+    server = MockLLMServer(port=port)
+    try:
+        server.start()
+    except OSError as exc:
+        _fail(f"cannot listen on 127.0.0.1:{port}: {exc}")
+    click.echo(f"MockLLMServer on {server.url} (Ctrl-C to stop)")
+    for provider in PROVIDERS:
+        click.echo(f"  {provider:<10} {server.base_url(provider)}")
+    try:
+        while True:  # the server runs in its thread; wait here for Ctrl-C
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

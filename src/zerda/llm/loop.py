@@ -1,0 +1,201 @@
+"""The automatic tool loop (DESIGN.md §8): generate, run the tools the model asked for,
+append their results, repeat until the model stops calling tools or ``max_turns``.
+
+Nothing a tool does stops the loop: an exception, an unknown tool, arguments that do not
+validate or a refused call become an ``is_error`` tool result that tells the model what went
+wrong, so it can correct itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from zerda.llm.base import normalize_tools
+from zerda.llm.errors import ZerdaError
+from zerda.llm.messages import tool_result
+
+if TYPE_CHECKING:
+    from zerda.llm.base import BaseLLMInterface
+
+Approver = Callable[[dict[str, Any]], "bool | Awaitable[bool]"]
+Registry = dict[str, Callable[..., Any]]
+
+
+def _setup(
+    tools: Sequence[Any], messages: Any, max_turns: int
+) -> tuple[list[Any] | None, Registry, list[Any]]:
+    from zerda.llm.functions import callable_registry  # pydantic: only for the loop's users
+
+    if max_turns < 1:
+        raise ValueError(f"max_turns must be at least 1, not {max_turns}")
+    history = (
+        [{"role": "user", "content": messages}] if isinstance(messages, str) else list(messages)
+    )
+    try:
+        unified: list[Any] | None = normalize_tools(tools)
+    except ZerdaError:
+        unified = list(tools)  # generate reports the problem in its usual error shape
+    return unified, callable_registry(list(tools)), history
+
+
+def _add_usage(
+    total: dict[str, int | None] | None, usage: dict[str, Any] | None
+) -> dict[str, int | None] | None:
+    if not usage:
+        return total
+    total = dict(total or {"input_tokens": None, "output_tokens": None})
+    for key in ("input_tokens", "output_tokens"):
+        if usage.get(key) is not None:
+            total[key] = (total[key] or 0) + usage[key]
+    return total
+
+
+def _to_content(output: Any) -> Any:
+    """A tool's return value as tool message content: text, or JSON-ready dicts and lists."""
+    if isinstance(output, (str, dict, list)):
+        return output
+    dump = getattr(output, "model_dump", None)
+    if callable(dump):  # a pydantic model
+        return dump(mode="json")
+    try:
+        return json.dumps(output)
+    except (TypeError, ValueError):
+        return str(output)
+
+
+def _refusal(call: dict[str, Any], registry: Registry) -> str | None:
+    """Why ``call`` cannot run, in words for the model; None when it can."""
+    if call["name"] not in registry:
+        known = ", ".join(sorted(registry)) or "none"
+        return f"Unknown tool {call['name']!r}. Available tools: {known}."
+    return None
+
+
+def _prepare_call(
+    call: dict[str, Any], registry: Registry
+) -> tuple[Callable[..., Any] | None, Any]:
+    """(function, validated kwargs) or (None, error text)."""
+    from zerda.llm.functions import validate_arguments
+
+    refusal = _refusal(call, registry)
+    if refusal:
+        return None, refusal
+    fn = registry[call["name"]]
+    try:
+        return fn, validate_arguments(fn, call["arguments"])
+    except ValueError as exc:
+        return None, str(exc)
+
+
+def _error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _finish(result: dict[str, Any], history: list[Any], usage: Any, turns: int) -> dict[str, Any]:
+    return {**result, "messages": history, "usage": usage, "turns": turns}
+
+
+def _run_call(call: dict[str, Any], registry: Registry, approve: Approver | None) -> dict[str, Any]:
+    if approve is not None and not approve(call):
+        return tool_result(call, "The user refused this tool call.", is_error=True)
+    fn, kwargs = _prepare_call(call, registry)
+    if fn is None:
+        return tool_result(call, kwargs, is_error=True)
+    try:
+        output = fn(**kwargs)
+        if inspect.isawaitable(output):  # an async tool in the sync loop: run it to the end
+            output = asyncio.run(_await(output))
+    except Exception as exc:
+        return tool_result(call, _error_text(exc), is_error=True)
+    return tool_result(call, _to_content(output))
+
+
+async def _await(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
+
+
+def run(
+    llm: BaseLLMInterface,
+    messages: Any,
+    *,
+    tools: Sequence[Any],
+    max_turns: int = 10,
+    on_tool_call: Approver | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """Runs the loop with ``llm.generate``; tools run one after another, in call order.
+
+    Returns the last result plus ``messages`` (the whole transcript, ready to continue),
+    ``usage`` summed over all turns and ``turns``. Reaching ``max_turns`` is not an error:
+    the last result comes back with its stop_reason unchanged.
+    """
+    unified, registry, history = _setup(tools, messages, max_turns)
+    usage = None
+    for turn in range(1, max_turns + 1):
+        result = llm.generate(history, tools=unified, **kwargs)
+        usage = _add_usage(usage, result["usage"])
+        if not result["tool_calls"] or result["message"] is None:
+            return _finish(
+                result, history + ([result["message"]] if result["message"] else []), usage, turn
+            )
+        history = [
+            *history,
+            result["message"],
+            *(_run_call(c, registry, on_tool_call) for c in result["tool_calls"]),
+        ]
+    return _finish(result, history, usage, max_turns)
+
+
+async def _run_call_async(
+    call: dict[str, Any], registry: Registry, approve: Approver | None
+) -> dict[str, Any]:
+    if approve is not None:
+        verdict = approve(call)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+        if not verdict:
+            return tool_result(call, "The user refused this tool call.", is_error=True)
+    fn, kwargs = _prepare_call(call, registry)
+    if fn is None:
+        return tool_result(call, kwargs, is_error=True)
+    try:
+        if inspect.iscoroutinefunction(fn):
+            output = await fn(**kwargs)
+        else:  # a blocking tool must not stall the event loop
+            output = await asyncio.to_thread(fn, **kwargs)
+            if inspect.isawaitable(output):
+                output = await output
+    except Exception as exc:
+        return tool_result(call, _error_text(exc), is_error=True)
+    return tool_result(call, _to_content(output))
+
+
+async def run_async(
+    llm: BaseLLMInterface,
+    messages: Any,
+    *,
+    tools: Sequence[Any],
+    max_turns: int = 10,
+    on_tool_call: Approver | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """The loop with ``llm.generate_async``; the tools of one turn run concurrently (async
+    tools on the event loop, sync tools in threads), results kept in call order."""
+    unified, registry, history = _setup(tools, messages, max_turns)
+    usage = None
+    for turn in range(1, max_turns + 1):
+        result = await llm.generate_async(history, tools=unified, **kwargs)
+        usage = _add_usage(usage, result["usage"])
+        if not result["tool_calls"] or result["message"] is None:
+            return _finish(
+                result, history + ([result["message"]] if result["message"] else []), usage, turn
+            )
+        outputs = await asyncio.gather(
+            *(_run_call_async(c, registry, on_tool_call) for c in result["tool_calls"])
+        )
+        history = [*history, result["message"], *outputs]
+    return _finish(result, history, usage, max_turns)

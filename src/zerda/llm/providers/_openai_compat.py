@@ -1,0 +1,359 @@
+"""The OpenAI Chat Completions shape, shared by OpenAI, Groq and Mistral.
+
+:class:`OpenAICompatInterface` maps the unified request to the ``/chat/completions`` body
+(messages, tools, tool_choice, options), the response and stream chunks back to Zerda's
+result, and the Stainless SDKs' exceptions (``openai``, ``groq``) to Zerda's errors. The
+provider modules subclass it and hold only what their APIs do differently.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Hashable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, ClassVar
+
+from zerda.llm._stream import StreamAccumulator
+from zerda.llm.base import BaseLLMInterface, Request
+from zerda.llm.errors import (
+    ConnectionError,
+    ServerError,
+    TimeoutError,
+    ZerdaError,
+    error_from_status,
+)
+from zerda.llm.tools import (
+    ToolCall,
+    _get,
+    _parse_json_arguments,
+    parse_openai_tool_calls,
+    to_openai_tools,
+)
+
+Event = dict[str, Any]
+
+_STOP_REASONS = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "model_length": "max_tokens",
+    "content_filter": "content_filter",
+}
+
+
+# --- request ---------------------------------------------------------------------------
+
+
+def _json_text(value: Any) -> str:
+    """Tool output and call arguments as the JSON text these APIs take."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _map_tool_call(call: dict[str, Any]) -> dict[str, Any]:
+    function = {"name": call["name"], "arguments": _json_text(call["arguments"])}
+    return {"id": call["id"], "type": "function", "function": function}
+
+
+def _map_message(message: dict[str, Any]) -> dict[str, Any]:
+    """One unified message (system already removed, tool ids resolved) in OpenAI's shape."""
+    role = message["role"]
+    if role == "tool":
+        # No is_error field exists in this shape: the output text itself must say so.
+        content = _json_text(message["content"])
+        return {"role": "tool", "tool_call_id": message["tool_call_id"], "content": content}
+    if role == "assistant" and message["tool_calls"]:
+        calls = [_map_tool_call(c) for c in message["tool_calls"]]
+        return {"role": "assistant", "content": message["content"], "tool_calls": calls}
+    return {"role": role, "content": message["content"] or ""}
+
+
+def _map_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    return to_openai_tools(tools)
+
+
+def _map_tool_choice(choice: str | dict[str, str] | None, required: str = "required") -> Any:
+    """None (provider default), "auto", "none", ``required`` or a named function."""
+    if isinstance(choice, dict):
+        return {"type": "function", "function": {"name": choice["name"]}}
+    if choice == "required":
+        return required
+    return choice
+
+
+def _map_options(req: Request, max_tokens_field: str) -> dict[str, Any]:
+    """max_tokens (under the provider's field name), temperature, top_p and stop."""
+    options = {
+        max_tokens_field: req.max_tokens,
+        "temperature": req.temperature,
+        "top_p": req.top_p,
+        "stop": req.stop,
+    }
+    return {k: v for k, v in options.items() if v is not None}
+
+
+# --- response --------------------------------------------------------------------------
+
+
+def _text_of(content: Any) -> str | None:
+    """Message or delta content as text: a string, or the text of a list of content parts
+    (Mistral's reasoning models send ``[{"type": "thinking"...}, {"type": "text"...}]``;
+    thinking is not content)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return None
+    texts = [_get(p, "text") for p in content if _get(p, "type") == "text"]
+    return "".join(t for t in texts if isinstance(t, str))
+
+
+def _map_tool_calls(message: Any) -> list[ToolCall]:
+    """The message's tool calls; a legacy ``function_call`` (no id) when it has none, as
+    older models answering ``functions=`` send."""
+    calls = parse_openai_tool_calls(message)
+    legacy = _get(message, "function_call")
+    if calls or not legacy:
+        return calls
+    arguments = _parse_json_arguments(_get(legacy, "arguments"))
+    return [ToolCall(None, _get(legacy, "name"), arguments)]
+
+
+def _map_usage(usage: Any) -> dict[str, Any] | None:
+    if not usage:
+        return None
+    return {
+        "input_tokens": _get(usage, "prompt_tokens"),
+        "output_tokens": _get(usage, "completion_tokens"),
+    }
+
+
+def _map_stop_reason(native: Any) -> str:
+    # OpenAI-shaped APIs say "stop" whether or not a stop string ended the output, so
+    # "stop_sequence" cannot be told apart from "end_turn" here.
+    return _STOP_REASONS.get(native, "other") if isinstance(native, str) else "other"
+
+
+def _first_choice(raw: Any) -> Any:
+    choices = _get(raw, "choices") or []
+    return choices[0] if choices else None
+
+
+# --- errors ----------------------------------------------------------------------------
+
+
+def _body_message(body: Any) -> str | None:
+    """The human message of an error body: ``{"error": {"message"}}``, ``{"message"}``."""
+    if isinstance(body, str):
+        try:
+            body = json.loads(body)
+        except ValueError:
+            return body.strip() or None
+    if not isinstance(body, dict):
+        return None
+    inner = body.get("error")
+    if isinstance(inner, dict):
+        body = inner
+    message = body.get("message") or body.get("detail")
+    return message if isinstance(message, str) else (json.dumps(message) if message else None)
+
+
+def _transport_error(exc: BaseException, provider: str) -> ZerdaError | None:
+    """httpx / httpx2 transport failures (both libraries' names), which stream iteration
+    can raise outside the SDK's own wrapping."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if "TimeoutException" in names:
+        return TimeoutError(f"request timed out: {exc}", provider=provider)
+    if "TransportError" in names or "NetworkError" in names:
+        return ConnectionError(f"connection failed: {type(exc).__name__}: {exc}", provider=provider)
+    return None
+
+
+def _stream_error(body: Any, message: str, provider: str) -> ZerdaError:
+    """An error event inside a stream (``data: {"error": {...}}``): its status when the
+    body gives one, else a server error (the provider failed after accepting the call)."""
+    status = body.get("status_code") if isinstance(body, dict) else None
+    code = body.get("code") if isinstance(body, dict) else None
+    if status is None and isinstance(code, str) and code.isdigit():
+        status = int(code)
+    if isinstance(status, int):
+        return error_from_status(status, message, provider)
+    return ServerError(message, provider=provider)
+
+
+# --- the interface ---------------------------------------------------------------------
+
+
+class OpenAICompatInterface(BaseLLMInterface):
+    """generate / stream over an OpenAI-shaped chat completions API.
+
+    Subclasses set the SDK data (``provider``, ``env_keys``, ``sdk_module``...), the
+    ``max_tokens_field`` and ``tool_choice_required`` their API takes, and build clients.
+    """
+
+    max_tokens_field: ClassVar[str] = "max_tokens"
+    tool_choice_required: ClassVar[str] = "required"  # what tool_choice="required" sends
+
+    def __init__(self, model: str | None = None, *, async_client: Any = None, **kwargs: Any) -> None:
+        super().__init__(model, **kwargs)
+        if async_client is not None:
+            self._async_client = async_client
+
+    # --- request ---
+
+    def _build_request(self, req: Request) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": self._map_messages(req),
+            **self._map_tool_options(req),
+            **_map_options(req, self.max_tokens_field),
+        }
+        kwargs.update(req.native)
+        return kwargs
+
+    def _map_messages(self, req: Request) -> list[dict[str, Any]]:
+        head = [{"role": "system", "content": req.system}] if req.system else []
+        return head + [self._map_message(m) for m in req.messages]
+
+    def _map_message(self, message: dict[str, Any]) -> dict[str, Any]:
+        return _map_message(message)
+
+    def _map_tool_options(self, req: Request) -> dict[str, Any]:
+        """tools, tool_choice and parallel_tool_calls: the last two only with tools, which
+        these APIs refuse otherwise."""
+        tools = _map_tools(req.tools)
+        if not tools:
+            return {}
+        options: dict[str, Any] = {"tools": tools}
+        if req.tool_choice is not None:
+            options["tool_choice"] = _map_tool_choice(req.tool_choice, self.tool_choice_required)
+        if req.parallel_tool_calls is not None:
+            options["parallel_tool_calls"] = req.parallel_tool_calls
+        return options
+
+    # --- calls ---
+
+    def _call(self, kwargs: dict[str, Any]) -> Any:
+        return self.client.chat.completions.create(**kwargs)
+
+    async def _call_async(self, kwargs: dict[str, Any]) -> Any:
+        return await self.async_client.chat.completions.create(**kwargs)
+
+    def _stream_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        return {**kwargs, "stream": True}
+
+    @contextmanager
+    def _open_stream(self, kwargs: dict[str, Any]) -> Iterator[Any]:
+        with self._call(self._stream_kwargs(kwargs)) as stream:
+            yield stream
+
+    @asynccontextmanager
+    async def _open_stream_async(self, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
+        async with await self._call_async(self._stream_kwargs(kwargs)) as stream:
+            yield stream
+
+    # --- response ---
+
+    def _map_response(self, raw: Any) -> dict[str, Any]:
+        choice = _first_choice(raw)
+        message = _get(choice, "message")
+        calls = _map_tool_calls(message) if message is not None else []
+        content = _text_of(_get(message, "content")) or None
+        native_stop = _get(choice, "finish_reason")
+        return self._make_result(content, calls, native_stop, _map_usage(_get(raw, "usage")))
+
+    def _map_stop_reason(self, native: Any) -> str:
+        return _map_stop_reason(native)
+
+    # --- streaming ---
+
+    def _chunk_usage(self, chunk: Any) -> Any:
+        return _get(chunk, "usage")
+
+    def _feed(self, acc: StreamAccumulator, chunk: Any) -> list[Event]:
+        usage = _map_usage(self._chunk_usage(chunk))
+        if usage:
+            acc.usage = usage
+        choice = _first_choice(chunk)
+        if choice is None:  # the usage-only last chunk
+            return []
+        delta = _get(choice, "delta")
+        events = acc.text(_text_of(_get(delta, "content")))
+        for call in _get(delta, "tool_calls") or []:
+            events += _feed_tool_call(acc, call)
+        legacy = _get(delta, "function_call")
+        if legacy:
+            events += _feed_function_call(acc, legacy)
+        finish = _get(choice, "finish_reason")
+        if finish:
+            acc.native_stop = finish
+            events += acc.end_all_calls()
+        return events
+
+    # --- errors ---
+
+    def _map_error(self, exc: BaseException) -> ZerdaError | None:
+        """The Stainless SDKs' (openai, groq) exceptions; Mistral overrides this."""
+        sdk: Any = self.sdk
+        if isinstance(exc, sdk.APIStatusError):
+            message = _body_message(exc.body) or exc.message
+            return error_from_status(exc.status_code, message, self.provider)
+        if isinstance(exc, sdk.APITimeoutError):
+            return TimeoutError(f"request timed out: {exc.message}", provider=self.provider)
+        if isinstance(exc, sdk.APIConnectionError):
+            return ConnectionError(f"connection failed: {_cause(exc)}", provider=self.provider)
+        if isinstance(exc, sdk.APIResponseValidationError):
+            return ServerError(f"unexpected response: {exc.message}", provider=self.provider)
+        if isinstance(exc, sdk.APIError):
+            return _stream_error(exc.body, exc.message, self.provider)
+        if isinstance(exc, json.JSONDecodeError):
+            return ServerError(f"response is not valid JSON: {exc}", provider=self.provider)
+        return _transport_error(exc, self.provider)
+
+
+def _cause(exc: BaseException) -> str:
+    """The underlying transport error's text, which the SDK's own message hides."""
+    inner = exc.__cause__ or exc.__context__
+    return f"{type(inner).__name__}: {inner}" if inner else str(exc)
+
+
+# --- stream assembly -------------------------------------------------------------------
+
+
+def _starts_call(acc: StreamAccumulator, key: Hashable, call_id: str | None, name: Any) -> bool:
+    """Whether a tool-call delta begins a new call rather than continuing the one open under
+    its index. Some providers reuse index 0 for every parallel call, or send each call whole
+    in one delta: a new id (or, without ids, a name after arguments have arrived) on an
+    open index is a new call, so two calls never merge."""
+    open_call = acc._open.get(key)  # noqa: SLF001 - the accumulator keeps no public view
+    if open_call is None:
+        return True
+    if call_id:
+        return call_id != open_call.id
+    return bool(name) and bool(open_call.fragments)
+
+
+def _feed_tool_call(acc: StreamAccumulator, delta: Any) -> list[Event]:
+    key = _get(delta, "index") or 0
+    call_id = _get(delta, "id") or None
+    function = _get(delta, "function")
+    name = _get(function, "name")
+    events: list[Event] = []
+    if _starts_call(acc, key, call_id, name):
+        events = acc.start_call(key, call_id, name or "")
+    elif name and not acc._open[key].name:  # noqa: SLF001 - a name sent after the id
+        acc._open[key].name = name  # noqa: SLF001
+    arguments = _get(function, "arguments")
+    if isinstance(arguments, dict):  # Mistral's SDK may hand arguments over as a dict
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    acc.add_arguments(key, arguments if isinstance(arguments, str) else None)
+    return events
+
+
+def _feed_function_call(acc: StreamAccumulator, delta: Any) -> list[Event]:
+    """A legacy ``function_call`` delta: one id-less call, its arguments in fragments."""
+    name = _get(delta, "name")
+    events = acc.start_call("function_call", None, name) if name else []
+    acc.add_arguments("function_call", _get(delta, "arguments"))
+    return events

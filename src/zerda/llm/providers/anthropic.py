@@ -1,0 +1,460 @@
+"""Anthropic Messages API through the official ``anthropic`` SDK (2.x).
+
+History rules the API enforces (https://docs.anthropic.com/en/api/messages): the system
+prompt is a top-level ``system`` parameter; roles strictly alternate user/assistant, so
+consecutive messages of one role are merged; all tool results answering one assistant turn
+travel in ONE user message of ``tool_result`` blocks, before any user text; text blocks
+must be non-empty; tool-use ids must match ``^[a-zA-Z0-9_-]+$``. Extended thinking with
+tools needs the assistant turn's thinking blocks (with their signatures) sent back
+unchanged before its ``tool_use`` blocks: Zerda keeps them in
+``provider_data["anthropic"]["thinking"]``, never in ``content``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import json
+import re
+import sys
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from zerda.llm.base import BaseLLMInterface, Request
+from zerda.llm.errors import (
+    ConnectionError,
+    TimeoutError,
+    UnknownError,
+    ZerdaError,
+    error_class_for_status,
+    error_from_status,
+)
+from zerda.llm.messages import default_id
+from zerda.llm.tools import parse_anthropic_tool_calls, to_anthropic_tools
+
+if TYPE_CHECKING:
+    from zerda.llm._stream import StreamAccumulator
+
+DEFAULT_MAX_TOKENS = 4096
+
+_STOP_REASONS = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "refusal": "content_filter",
+}
+
+# error.type of an in-stream `event: error` (sent with HTTP 200) -> the status it stands for.
+# https://docs.anthropic.com/en/api/errors
+_ERROR_TYPE_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+
+_ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
+_ID_INVALID = re.compile(r"[^a-zA-Z0-9_-]")
+_THINKING_TYPES = ("thinking", "redacted_thinking")
+
+
+class AnthropicInterface(BaseLLMInterface):
+    """Claude through ``anthropic.Anthropic`` / ``anthropic.AsyncAnthropic``.
+
+    Options beyond the common ones: ``default_max_tokens`` (the ``max_tokens`` sent when a
+    call gives none; the API requires one); any other keyword option is passed to the SDK
+    client's constructor (``default_headers``, ``http_client``...). ``client=`` takes an
+    ``Anthropic`` or an ``AsyncAnthropic``; the other kind is built when first needed.
+    """
+
+    provider: ClassVar[str] = "anthropic"
+    env_keys: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY",)
+    sdk_module: ClassVar[str] = "anthropic"
+    sdk_package: ClassVar[str] = "anthropic"
+    extra: ClassVar[str] = "anthropic"
+    tool_name_pattern: ClassVar[str | None] = r"^[a-zA-Z0-9_-]{1,64}$"
+
+    def __init__(self, model: str | None = None, **kwargs: Any) -> None:
+        super().__init__(model, **kwargs)
+        self.default_max_tokens = int(self.options.pop("default_max_tokens", DEFAULT_MAX_TOKENS))
+        self._check_client_options()
+        if isinstance(self._client, self.sdk.AsyncAnthropic):  # type: ignore[union-attr]
+            self._async_client, self._client = self._client, None
+
+    def _check_client_options(self) -> None:
+        """Unknown options fail here, naming the option, not at the first call."""
+        accepted = inspect.signature(self.sdk.Anthropic.__init__).parameters  # type: ignore[union-attr]
+        unknown = sorted(set(self.options) - set(accepted) - {"self"})
+        if unknown:
+            raise TypeError(
+                f"{type(self).__name__} got unknown option(s) {', '.join(unknown)}: options "
+                "other than default_max_tokens go to anthropic.Anthropic(), which does not take them"
+            )
+
+    # --- clients --------------------------------------------------------------------------
+
+    def _client_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"api_key": self.api_key, "max_retries": self.max_retries}
+        if self.base_url is not None:
+            kwargs["base_url"] = self.base_url
+        if self.timeout is not None:
+            kwargs["timeout"] = self.timeout
+        return {**kwargs, **self.options}
+
+    def _make_client(self) -> Any:
+        return self.sdk.Anthropic(**self._client_kwargs())  # type: ignore[union-attr]
+
+    def _make_async_client(self) -> Any:
+        return self.sdk.AsyncAnthropic(**self._client_kwargs())  # type: ignore[union-attr]
+
+    # --- request --------------------------------------------------------------------------
+
+    def _tool_id(self, orig: str | None, index: int, j: int) -> str | None:
+        """Foreign ids outside Anthropic's ``^[a-zA-Z0-9_-]+$`` are mapped to valid ones
+        (the same for the call and its result: resolve_tool_ids applies it once)."""
+        if orig and not _ID_PATTERN.match(orig):
+            return _ID_INVALID.sub("_", orig)
+        return default_id(orig, index, j)
+
+    def _build_request(self, req: Request) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"model": self.model, "messages": _map_messages(req.messages)}
+        if req.system:
+            kwargs["system"] = req.system
+        tools = _map_tools(req.tools)
+        if tools:
+            kwargs["tools"] = tools
+        tool_choice = _map_tool_choice(req.tool_choice, req.parallel_tool_calls, bool(tools))
+        if tool_choice:
+            kwargs["tool_choice"] = tool_choice
+        kwargs.update(_map_options(req, self.default_max_tokens))
+        return _with_native(kwargs, req.native)
+
+    def _call(self, kwargs: dict[str, Any]) -> Any:
+        return self.client.messages.create(**kwargs)
+
+    async def _call_async(self, kwargs: dict[str, Any]) -> Any:
+        return await self.async_client.messages.create(**kwargs)
+
+    # --- response -------------------------------------------------------------------------
+
+    def _map_response(self, raw: Any) -> dict[str, Any]:
+        blocks = raw.content or []
+        text = "".join(b.text for b in blocks if b.type == "text" and b.text)
+        thinking = [_map_thinking_block(b) for b in blocks if b.type in _THINKING_TYPES]
+        return self._make_result(
+            text or None,
+            parse_anthropic_tool_calls(blocks),
+            raw.stop_reason,
+            _map_usage(raw.usage),
+            {"anthropic": {"thinking": thinking}} if thinking else None,
+        )
+
+    def _map_stop_reason(self, native: Any) -> str:
+        return _STOP_REASONS.get(native, "other")
+
+    def _map_error(self, exc: BaseException) -> ZerdaError | None:
+        sdk: Any = self.sdk
+        if isinstance(exc, sdk.APITimeoutError):  # before APIConnectionError: a subclass
+            return TimeoutError(f"request timed out: {exc}", provider=self.provider)
+        if isinstance(exc, sdk.APIConnectionError):
+            cause = f" ({exc.__cause__})" if exc.__cause__ else ""
+            return ConnectionError(f"{exc}{cause}", provider=self.provider)
+        if isinstance(exc, sdk.APIStatusError):
+            return _map_status_error(exc, self.provider)
+        transport = _map_transport_error(exc, self.provider)
+        if transport is not None:
+            return transport
+        if isinstance(exc, sdk.AnthropicError):
+            return UnknownError(f"{type(exc).__name__}: {exc}", provider=self.provider)
+        if isinstance(exc, json.JSONDecodeError):  # the SDK parses bodies and SSE data with json
+            return UnknownError(
+                f"anthropic sent a response that is not valid JSON: {exc}", provider=self.provider
+            )
+        return None
+
+    # --- streaming ------------------------------------------------------------------------
+
+    def _open_stream(self, kwargs: dict[str, Any]) -> Any:
+        # The raw event stream (not the MessageStream helper, which keeps a snapshot of the
+        # whole message): the SDK's Stream is a context manager that closes the response.
+        return self.client.messages.create(**kwargs, stream=True)
+
+    @contextlib.asynccontextmanager
+    async def _open_stream_async(self, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
+        stream = await self.async_client.messages.create(**kwargs, stream=True)
+        async with stream:
+            yield stream
+
+    def _feed(self, acc: StreamAccumulator, chunk: Any) -> list[dict[str, Any]]:
+        handler = _EVENT_HANDLERS.get(chunk.type)
+        return handler(acc, chunk) if handler else []
+
+
+# --- messages -----------------------------------------------------------------------------
+
+
+def _map_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Unified history -> alternating user/assistant messages (same-role ones merged;
+    messages left without any block dropped)."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role, blocks = _map_message(message)
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    return [_finish_message(m) for m in out]
+
+
+def _map_message(message: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """One unified message -> its Anthropic role and content blocks."""
+    role = message["role"]
+    if role == "tool":
+        return "user", [_map_tool_result(message)]
+    if role == "assistant":
+        return "assistant", _map_assistant_blocks(message)
+    return "user", _text_blocks(message["content"])
+
+
+def _text_blocks(text: str | None) -> list[dict[str, Any]]:
+    # The API refuses empty (and whitespace-only) text blocks.
+    return [{"type": "text", "text": text}] if text and text.strip() else []
+
+
+def _map_assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    thinking = ((message.get("provider_data") or {}).get("anthropic") or {}).get("thinking")
+    blocks = [_copy_thinking(b) for b in thinking or [] if _is_thinking(b)]
+    blocks += _text_blocks(message["content"])
+    blocks += [
+        {"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["arguments"]}
+        for c in message["tool_calls"]
+    ]
+    return blocks
+
+
+def _is_thinking(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") in _THINKING_TYPES
+
+
+def _copy_thinking(block: dict[str, Any]) -> dict[str, Any]:
+    if block["type"] == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.get("data", "")}
+    return {
+        "type": "thinking",
+        "thinking": block.get("thinking", ""),
+        "signature": block.get("signature", ""),
+    }
+
+
+def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message["tool_call_id"]}
+    content = _tool_output_text(message["content"])
+    if content:  # an empty output is sent as a result with no content, never as ""
+        block["content"] = content
+    if message["is_error"]:
+        block["is_error"] = True
+    return block
+
+
+def _tool_output_text(output: Any) -> str:
+    """A tool's output as the text the model reads: strings as they are, anything else
+    (dict, list, number...) as JSON."""
+    if isinstance(output, str):
+        return output
+    return json.dumps(output, ensure_ascii=False, default=str)
+
+
+def _finish_message(message: dict[str, Any]) -> dict[str, Any]:
+    """Thinking blocks first in a (merged) assistant turn, tool results first in a user
+    turn, as the API requires; a lone text block sent as plain string content."""
+    blocks = message["content"]
+    first = _THINKING_TYPES if message["role"] == "assistant" else ("tool_result",)
+    if len(blocks) > 1:
+        blocks = [b for b in blocks if b["type"] in first] + [
+            b for b in blocks if b["type"] not in first
+        ]
+    if len(blocks) == 1 and blocks[0]["type"] == "text":
+        return {"role": message["role"], "content": blocks[0]["text"]}
+    return {"role": message["role"], "content": blocks}
+
+
+# --- tools, tool_choice, options -------------------------------------------------------
+
+
+def _map_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    return to_anthropic_tools(tools)
+
+
+def _map_tool_choice(
+    choice: str | dict[str, str] | None, parallel_tool_calls: bool | None, has_tools: bool
+) -> dict[str, Any] | None:
+    """DESIGN.md §6: auto/none/any/tool; parallel_tool_calls=False rides inside it."""
+    if not has_tools:  # the API refuses a tool_choice without tools
+        return None
+    if isinstance(choice, dict):
+        native: dict[str, Any] = {"type": "tool", "name": choice["name"]}
+    elif choice == "required":
+        native = {"type": "any"}
+    elif choice == "none":
+        return {"type": "none"}
+    elif choice == "auto" or parallel_tool_calls is False:
+        native = {"type": "auto"}
+    else:
+        return None
+    if parallel_tool_calls is False:
+        native["disable_parallel_tool_use"] = True
+    return native
+
+
+def _map_options(req: Request, default_max_tokens: int) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        "max_tokens": req.max_tokens if req.max_tokens is not None else default_max_tokens
+    }
+    if req.stop:
+        options["stop_sequences"] = list(req.stop)
+    # anthropic 2.x's messages.create has no temperature/top_p parameters; the API still
+    # takes them, so they travel in the body.
+    sampling = {
+        k: v for k, v in (("temperature", req.temperature), ("top_p", req.top_p)) if v is not None
+    }
+    if sampling:
+        options["extra_body"] = sampling
+    return options
+
+
+def _with_native(kwargs: dict[str, Any], native: dict[str, Any]) -> dict[str, Any]:
+    """``**native`` over Zerda's arguments; ``extra_body`` dicts merged, the caller's winning."""
+    if not native:
+        return kwargs
+    merged = {**kwargs, **native}
+    if isinstance(kwargs.get("extra_body"), dict) and isinstance(native.get("extra_body"), dict):
+        merged["extra_body"] = {**kwargs["extra_body"], **native["extra_body"]}
+    return merged
+
+
+# --- response pieces ----------------------------------------------------------------------
+
+
+def _map_thinking_block(block: Any) -> dict[str, Any]:
+    if block.type == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.data}
+    return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+
+
+def _map_usage(usage: Any) -> dict[str, Any] | None:
+    if usage is None:
+        return None
+    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+
+
+def _map_status_error(exc: Any, provider: str) -> ZerdaError:
+    message = exc.api_message or exc.message
+    status = exc.status_code
+    if status < 400:
+        # An `event: error` inside a 200 stream: its error.type says what it means.
+        equivalent = _ERROR_TYPE_STATUS.get(exc.type or "", 500)
+        return error_class_for_status(equivalent)(f"{exc.type}: {message}", provider=provider)
+    return error_from_status(status, message, provider)
+
+
+def _map_transport_error(exc: BaseException, provider: str) -> ZerdaError | None:
+    """An HTTP-level failure while reading a stream: the SDK wraps failures of the request
+    itself, but not those of a response body it is iterating."""
+    for module_name in ("httpx2", "httpx"):  # anthropic 2.x is built on httpx2, 0.x on httpx
+        module = sys.modules.get(module_name)
+        if module is None:
+            continue
+        if isinstance(exc, module.TimeoutException):
+            return TimeoutError(f"the stream timed out: {exc}", provider=provider)
+        if isinstance(exc, module.TransportError):
+            return ConnectionError(f"the connection failed mid-stream: {exc}", provider=provider)
+    return None
+
+
+# --- stream events ------------------------------------------------------------------------
+
+Events = list[dict[str, Any]]
+
+
+def _on_message_start(acc: StreamAccumulator, event: Any) -> Events:
+    acc.usage = _map_usage(event.message.usage)
+    return []
+
+
+def _on_block_start(acc: StreamAccumulator, event: Any) -> Events:
+    block = event.content_block
+    if block.type == "tool_use":
+        return acc.start_call(event.index, block.id, block.name)
+    if block.type == "text":
+        return acc.text(block.text)
+    if block.type in _THINKING_TYPES:
+        _thinking_list(acc).append(_map_thinking_block(block))
+    return []
+
+
+def _on_block_delta(acc: StreamAccumulator, event: Any) -> Events:
+    delta = event.delta
+    kind = delta.type
+    if kind == "text_delta":
+        return acc.text(delta.text)
+    if kind == "input_json_delta":
+        acc.add_arguments(event.index, delta.partial_json)
+    elif kind == "thinking_delta":
+        _current_thinking(acc)["thinking"] += delta.thinking
+    elif kind == "signature_delta":
+        # Sent whole, once per block; replaced as the SDK's own accumulator does.
+        _current_thinking(acc)["signature"] = delta.signature
+    return []
+
+
+def _on_block_stop(acc: StreamAccumulator, event: Any) -> Events:
+    return acc.end_call(event.index)
+
+
+def _on_message_delta(acc: StreamAccumulator, event: Any) -> Events:
+    acc.native_stop = event.delta.stop_reason
+    usage = event.usage
+    if usage is not None:
+        # message_delta's counts are cumulative: output always, input when server tools ran.
+        current = acc.usage or {"input_tokens": None, "output_tokens": None}
+        acc.usage = {
+            "input_tokens": usage.input_tokens
+            if usage.input_tokens is not None
+            else current["input_tokens"],
+            "output_tokens": usage.output_tokens,
+        }
+    return []
+
+
+def _thinking_list(acc: StreamAccumulator) -> list[dict[str, Any]]:
+    data = acc.provider_data.setdefault("anthropic", {"thinking": []})
+    thinking: list[dict[str, Any]] = data["thinking"]
+    return thinking
+
+
+def _current_thinking(acc: StreamAccumulator) -> dict[str, Any]:
+    """The thinking block a delta belongs to: content blocks are sent one after the other,
+    so it is the latest one."""
+    thinking = _thinking_list(acc)
+    if not thinking or thinking[-1]["type"] != "thinking":
+        thinking.append({"type": "thinking", "thinking": "", "signature": ""})
+    return thinking[-1]
+
+
+_EVENT_HANDLERS: dict[str, Callable[[StreamAccumulator, Any], Events]] = {
+    "message_start": _on_message_start,
+    "content_block_start": _on_block_start,
+    "content_block_delta": _on_block_delta,
+    "content_block_stop": _on_block_stop,
+    "message_delta": _on_message_delta,
+}
+
+__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicInterface"]

@@ -1,0 +1,650 @@
+"""AWS Bedrock through the Converse API (boto3 ``bedrock-runtime``): ``converse`` and
+``converse_stream``.
+
+Bedrock signs requests with the AWS credential chain, so there is no API key: ``region`` (or
+``AWS_REGION`` / ``AWS_DEFAULT_REGION`` / the profile's region) and optional explicit
+credentials or ``profile``. boto3 has no async client: ``generate_async`` and
+``stream_async`` run the blocking calls in a thread pool owned by the interface
+(``pool_size`` threads), so the event loop never blocks and concurrency is not capped by
+asyncio's default executor. See docs/providers/bedrock.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import functools
+import hashlib
+import os
+import re
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager, contextmanager
+from typing import TYPE_CHECKING, Any
+
+from zerda.llm.base import BaseLLMInterface, Request, Secret
+from zerda.llm.errors import (
+    AuthenticationError,
+    ConnectionError,
+    InvalidRequestError,
+    NotFoundError,
+    PermissionDeniedError,
+    RateLimitError,
+    ServerError,
+    TimeoutError,
+    ZerdaError,
+    error_from_status,
+)
+from zerda.llm.tools import parse_bedrock_tool_calls, to_bedrock_tools
+
+if TYPE_CHECKING:
+    from zerda.llm._stream import StreamAccumulator
+
+DEFAULT_POOL_SIZE = 64
+# Bedrock generations often run past botocore's 60 s default read timeout.
+DEFAULT_READ_TIMEOUT = 600.0
+DEFAULT_CONNECT_TIMEOUT = 60.0
+
+# toolUseId: the Converse model allows [a-zA-Z0-9_.:-]{1,64}, but models behind Converse
+# (Anthropic's) accept only [a-zA-Z0-9_-]; ids outside the stricter rule are mapped.
+_TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_TOOL_ID_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+
+_STOP_REASONS = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "content_filtered": "content_filter",
+    "guardrail_intervened": "content_filter",
+}
+
+# botocore ClientError codes (lower-cased: converse-stream's in-stream exceptions are
+# camelCase, e.g. "throttlingException") -> error class.
+_ERROR_CODES: dict[str, type[ZerdaError]] = {
+    "throttlingexception": RateLimitError,
+    "toomanyrequestsexception": RateLimitError,
+    "servicequotaexceededexception": RateLimitError,
+    "validationexception": InvalidRequestError,
+    "accessdeniedexception": PermissionDeniedError,
+    "resourcenotfoundexception": NotFoundError,
+    "modeltimeoutexception": TimeoutError,
+    "serviceunavailableexception": ServerError,
+    "internalserverexception": ServerError,
+    "modelerrorexception": ServerError,
+    "modelnotreadyexception": ServerError,
+    "modelstreamerrorexception": ServerError,
+    "unrecognizedclientexception": AuthenticationError,
+    "invalidsignatureexception": AuthenticationError,
+    "incompletesignatureexception": AuthenticationError,
+    "expiredtokenexception": AuthenticationError,
+    "invalidclienttokenid": AuthenticationError,
+    "missingauthenticationtokenexception": AuthenticationError,
+}
+
+_END = object()
+
+
+class AWSInterface(BaseLLMInterface):
+    """AWS Bedrock (Converse). Options beyond the common ones: ``region``,
+    ``aws_access_key_id``, ``aws_secret_access_key``, ``aws_session_token``, ``profile``
+    and ``pool_size`` (threads for the async methods, default 64)."""
+
+    provider = "bedrock"
+    env_keys = ()  # the AWS credential chain signs requests; there is no API key
+    sdk_module = "boto3"
+    sdk_package = "boto3"
+    extra = "bedrock"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        region: str | None = None,
+        aws_access_key_id: str | None = None,
+        aws_secret_access_key: str | None = None,
+        aws_session_token: str | None = None,
+        profile: str | None = None,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        **options: Any,
+    ) -> None:
+        if options.get("api_key") is not None:
+            raise ValueError(
+                "AWSInterface signs requests with AWS credentials, not an api_key: pass "
+                "aws_access_key_id/aws_secret_access_key or profile=, or use the AWS "
+                "credential chain (a Bedrock API key goes in AWS_BEARER_TOKEN_BEDROCK)"
+            )
+        if pool_size < 1:
+            raise ValueError("pool_size must be at least 1")
+        super().__init__(model, **options)
+        self.profile = profile
+        self.pool_size = pool_size
+        self._access_key_id = aws_access_key_id
+        self._secrets = [Secret(s) for s in (aws_secret_access_key, aws_session_token) if s]
+        self._session: Any = None
+        self.region = region or getattr(getattr(self._client, "meta", None), "region_name", None)
+        if self._client is None:
+            self._session = self._make_session(aws_secret_access_key, aws_session_token)
+            self.region = self._resolve_region(region)
+        self._pool = ThreadPoolExecutor(max_workers=pool_size, thread_name_prefix="zerda-bedrock")
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(model={self.model!r}, region={self.region!r}, "
+            f"base_url={self.base_url!r})"
+        )
+
+    __str__ = __repr__
+
+    # --- clients, built once ------------------------------------------------------------
+
+    def _make_session(self, secret_key: str | None, session_token: str | None) -> Any:
+        return self.sdk.session.Session(  # type: ignore[union-attr]
+            aws_access_key_id=self._access_key_id,
+            aws_secret_access_key=secret_key,
+            aws_session_token=session_token,
+            profile_name=self.profile,
+        )
+
+    def _resolve_region(self, region: str | None) -> str:
+        """The region option, else AWS_REGION, else AWS_DEFAULT_REGION or the profile's.
+
+        No silent default: a request sent to a region the caller did not choose would be
+        billed, and governed, there."""
+        found = region or os.environ.get("AWS_REGION") or self._session.region_name
+        if not found:
+            raise ValueError(
+                "AWSInterface needs a region: pass region=..., set AWS_REGION or "
+                "AWS_DEFAULT_REGION, or configure one in your AWS profile"
+            )
+        return str(found)
+
+    def _config(self) -> Any:
+        from botocore.config import Config
+
+        return Config(
+            retries={"total_max_attempts": self.max_retries + 1, "mode": "standard"},
+            read_timeout=self.timeout if self.timeout is not None else DEFAULT_READ_TIMEOUT,
+            connect_timeout=self.timeout if self.timeout is not None else DEFAULT_CONNECT_TIMEOUT,
+            # Every thread of the pool may hold a connection at once.
+            max_pool_connections=max(10, self.pool_size),
+        )
+
+    def _make_client(self) -> Any:
+        """Other keyword options go to ``session.client(...)``; a botocore ``config=`` is
+        merged over Zerda's (its settings win)."""
+        extra = dict(self.options)
+        config = self._config()
+        if extra.get("config") is not None:
+            config = config.merge(extra.pop("config"))
+        return self._session.client(
+            "bedrock-runtime",
+            region_name=self.region,
+            endpoint_url=self.base_url,
+            config=config,
+            **extra,
+        )
+
+    @property
+    def async_client(self) -> Any:
+        """The same client: boto3 has no async client, and its clients are thread-safe."""
+        return self.client
+
+    def close(self) -> None:
+        """Stops the thread pool of the async methods (idle threads exit)."""
+        self._pool.shutdown(wait=False)
+
+    def _redact(self, text: str) -> str:
+        for secret in self._secrets:
+            value = secret.reveal()
+            if len(value) >= 4:
+                text = text.replace(value, "***")
+        return super()._redact(text)
+
+    # --- request ------------------------------------------------------------------------
+
+    def _tool_id(self, orig: str | None, index: int, j: int) -> str | None:
+        if not orig:
+            return f"tooluse_{index}_{j}"
+        if _TOOL_ID.match(orig):
+            return orig
+        cleaned = _TOOL_ID_BAD_CHARS.sub("_", orig)
+        if len(cleaned) <= 64 and cleaned != orig:
+            return cleaned
+        digest = hashlib.sha256(orig.encode("utf-8")).hexdigest()[:12]
+        return f"{cleaned[:51]}_{digest}"
+
+    def _build_request(self, req: Request) -> dict[str, Any]:
+        messages = _map_messages(req.messages, self.tool_name_pattern or "")
+        kwargs: dict[str, Any] = {"modelId": self.model, "messages": messages}
+        if req.system:
+            kwargs["system"] = [{"text": req.system}]
+        inference = _map_options(req)
+        if inference:
+            kwargs["inferenceConfig"] = inference
+        tool_config = _map_tools(req, messages)
+        if tool_config:
+            kwargs["toolConfig"] = tool_config
+        return _merge_native(kwargs, req.native)
+
+    # --- calls --------------------------------------------------------------------------
+
+    def _call(self, kwargs: dict[str, Any]) -> Any:
+        return self.client.converse(**kwargs)
+
+    async def _call_async(self, kwargs: dict[str, Any]) -> Any:
+        loop = asyncio.get_running_loop()
+        client = self.client  # built here, once, rather than in a pool thread
+        return await loop.run_in_executor(self._pool, functools.partial(client.converse, **kwargs))
+
+    # --- response -----------------------------------------------------------------------
+
+    def _map_response(self, raw: Any) -> dict[str, Any]:
+        if not isinstance(raw.get("output"), dict) or "stopReason" not in raw:
+            # botocore turns a body that is not JSON into an empty response, not an error.
+            raise ServerError(
+                "Bedrock sent a response with no output or stopReason", provider="bedrock"
+            )
+        blocks = (raw["output"].get("message") or {}).get("content") or []
+        text = "".join(b["text"] for b in blocks if isinstance(b, dict) and b.get("text"))
+        reasoning = [
+            r
+            for b in blocks
+            if "reasoningContent" in b
+            if (r := _keep_reasoning(b["reasoningContent"]))
+        ]
+        provider_data = {"bedrock": {"reasoning": reasoning}} if reasoning else None
+        return self._make_result(
+            text or None,
+            parse_bedrock_tool_calls(blocks),
+            raw.get("stopReason"),
+            _map_usage(raw.get("usage")),
+            provider_data,
+        )
+
+    def _map_stop_reason(self, native: Any) -> str:
+        return _STOP_REASONS.get(native, "other")
+
+    def _map_error(self, exc: BaseException) -> ZerdaError | None:
+        from botocore import exceptions as bex
+
+        if isinstance(exc, bex.ClientError):
+            return _map_client_error(exc)
+        return _map_transport_error(exc)
+
+    # --- streaming ----------------------------------------------------------------------
+
+    @contextmanager
+    def _open_stream(self, kwargs: dict[str, Any]) -> Iterator[_Events]:
+        events = _Events(self.client.converse_stream(**kwargs)["stream"])
+        try:
+            yield events
+        finally:
+            events.close()
+
+    @asynccontextmanager
+    async def _open_stream_async(
+        self, kwargs: dict[str, Any]
+    ) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
+        """The blocking event stream runs in the pool; its events reach the loop through an
+        asyncio queue (``call_soon_threadsafe``), so the loop never waits on a socket."""
+        pump = _StreamPump(asyncio.get_running_loop())
+        self.client  # noqa: B018 - built here, once, rather than in a pool thread
+        pump.start(self._pool, functools.partial(self._open_stream, kwargs))
+        try:
+            yield pump.events()
+        finally:
+            pump.stop()
+
+    def _feed(self, acc: StreamAccumulator, chunk: Any) -> list[dict[str, Any]]:
+        if "contentBlockDelta" in chunk:
+            return _feed_delta(acc, chunk["contentBlockDelta"])
+        if "contentBlockStart" in chunk:
+            event = chunk["contentBlockStart"]
+            use = (event.get("start") or {}).get("toolUse")
+            if use:
+                return acc.start_call(
+                    event.get("contentBlockIndex"), use.get("toolUseId"), use.get("name")
+                )
+            return []
+        if "contentBlockStop" in chunk:
+            index = chunk["contentBlockStop"].get("contentBlockIndex")
+            _close_reasoning(acc, index)
+            return acc.end_call(index)
+        if "messageStop" in chunk:
+            acc.native_stop = chunk["messageStop"].get("stopReason")
+        elif "metadata" in chunk:
+            acc.usage = _map_usage(chunk["metadata"].get("usage"))
+        return []
+
+
+# --- messages -------------------------------------------------------------------------
+
+
+def _map_messages(messages: list[dict[str, Any]], name_pattern: str) -> list[dict[str, Any]]:
+    """Converse messages: strict user/assistant alternation (consecutive same-role turns
+    merged, tool results in the user turn that follows the calls), no empty blocks."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role = "assistant" if message["role"] == "assistant" else "user"
+        blocks = _map_message(message, name_pattern)
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1] = {"role": role, "content": [*out[-1]["content"], *blocks]}
+        else:
+            out.append({"role": role, "content": blocks})
+    if not out:
+        raise InvalidRequestError("messages: Bedrock needs at least one non-empty message")
+    return out
+
+
+def _map_message(message: dict[str, Any], name_pattern: str) -> list[dict[str, Any]]:
+    """The content blocks of one unified message."""
+    role = message["role"]
+    if role == "tool":
+        return [_map_tool_result(message)]
+    text = message.get("content")
+    blocks: list[dict[str, Any]] = (
+        [{"text": text}] if isinstance(text, str) and text.strip() else []
+    )
+    if role != "assistant":
+        return blocks
+    for j, call in enumerate(message["tool_calls"]):
+        if not re.match(name_pattern, call["name"]):
+            raise InvalidRequestError(
+                f"messages: an assistant message calls a tool named {call['name']!r} "
+                f"(tool_calls[{j}]), which bedrock refuses: tool names must match {name_pattern}"
+            )
+        blocks.append(
+            {"toolUse": {"toolUseId": call["id"], "name": call["name"], "input": call["arguments"]}}
+        )
+    # Signed reasoning goes back first, before the text and toolUse blocks (Claude's
+    # extended thinking with tools requires it).
+    return [*_replay_reasoning(message.get("provider_data")), *blocks]
+
+
+def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "toolUseId": message["tool_call_id"],
+        "content": [_map_tool_output(message["content"])],
+    }
+    if message.get("is_error"):
+        result["status"] = "error"
+    return {"toolResult": result}
+
+
+def _map_tool_output(output: Any) -> dict[str, Any]:
+    """One ToolResultContentBlock. Bedrock's ``json`` must be an object: a list is wrapped
+    as {"result": [...]}; an empty text block is refused, so empty output is "(empty)"."""
+    if isinstance(output, dict):
+        return {"json": output}
+    if isinstance(output, list):
+        return {"json": {"result": output}}
+    text = output if isinstance(output, str) else str(output)
+    return {"text": text if text.strip() else "(empty)"}
+
+
+def _replay_reasoning(provider_data: dict[str, Any] | None) -> list[dict[str, Any]]:
+    reasoning = ((provider_data or {}).get("bedrock") or {}).get("reasoning") or []
+    out = []
+    for entry in reasoning:
+        if "redactedContent" in entry:  # kept as base64 text; botocore sends bytes
+            entry = {"redactedContent": base64.b64decode(entry["redactedContent"])}
+        out.append({"reasoningContent": entry})
+    return out
+
+
+# --- tools and options ----------------------------------------------------------------
+
+
+def _map_tools(req: Request, messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """toolConfig. Converse has no tool_choice "none": the tools are left out, unless the
+    history holds toolUse/toolResult blocks, which Bedrock refuses without a toolConfig;
+    then the tools named in the history are declared (never a made-up dummy tool)."""
+    choice = req.tool_choice
+    if req.tools and choice != "none":
+        config = to_bedrock_tools(req.tools) or {}
+        native_choice = _map_tool_choice(choice)
+        return {**config, "toolChoice": native_choice} if native_choice else config
+    names = _history_tool_names(messages)
+    if not names:
+        return None
+    return {
+        "tools": [
+            {"toolSpec": {"name": n, "inputSchema": {"json": {"type": "object"}}}} for n in names
+        ]
+    }
+
+
+def _map_tool_choice(choice: str | dict[str, str] | None) -> dict[str, Any] | None:
+    if choice == "auto":
+        return {"auto": {}}
+    if choice == "required":
+        return {"any": {}}
+    if isinstance(choice, dict):
+        return {"tool": {"name": choice["name"]}}
+    return None  # None: the model's default (auto)
+
+
+def _history_tool_names(messages: list[dict[str, Any]]) -> list[str]:
+    """The tools the history calls, in order of first use (every toolResult answers one of
+    these calls: resolve_tool_ids refuses orphan results)."""
+    names = [b["toolUse"]["name"] for m in messages for b in m["content"] if "toolUse" in b]
+    return list(dict.fromkeys(names))
+
+
+def _map_options(req: Request) -> dict[str, Any]:
+    """inferenceConfig, with only what the caller set."""
+    fields = {
+        "maxTokens": req.max_tokens,
+        "temperature": req.temperature,
+        "topP": req.top_p,
+        "stopSequences": req.stop,
+    }
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def _merge_native(kwargs: dict[str, Any], native: dict[str, Any]) -> dict[str, Any]:
+    """``**native`` passed through; a dict given for a field Zerda also fills
+    (inferenceConfig, toolConfig) is merged into it, the caller's keys winning."""
+    out = dict(kwargs)
+    for key, value in native.items():
+        mine = out.get(key)
+        out[key] = (
+            {**mine, **value} if isinstance(mine, dict) and isinstance(value, dict) else value
+        )
+    return out
+
+
+# --- response pieces ------------------------------------------------------------------
+
+
+def _map_usage(usage: Any) -> dict[str, Any] | None:
+    if not usage:
+        return None
+    return {"input_tokens": usage.get("inputTokens"), "output_tokens": usage.get("outputTokens")}
+
+
+def _keep_reasoning(block: dict[str, Any]) -> dict[str, Any] | None:
+    """A reasoningContent block worth sending back: signed reasoning text or redacted
+    content (base64 text, so results stay JSON). Unsigned reasoning is dropped: it is not
+    content, and no model needs it back."""
+    if block.get("redactedContent") is not None:
+        return {"redactedContent": _b64(block["redactedContent"])}
+    text = block.get("reasoningText") or {}
+    if not text.get("signature"):
+        return None
+    return {"reasoningText": {"text": text.get("text", ""), "signature": text["signature"]}}
+
+
+def _b64(data: Any) -> str:
+    raw = data if isinstance(data, bytes) else str(data).encode("utf-8")
+    return base64.b64encode(raw).decode("ascii")
+
+
+# --- errors ---------------------------------------------------------------------------
+
+
+def _map_client_error(exc: Any) -> ZerdaError:
+    error = exc.response.get("Error") or {}
+    status = (exc.response.get("ResponseMetadata") or {}).get("HTTPStatusCode")
+    code = str(error.get("Code") or "")
+    text = str(error.get("Message") or exc)
+    # With no error type header, botocore reports the HTTP status as the code.
+    message = f"{code}: {text}" if code and not code.isdigit() else text
+    cls = _ERROR_CODES.get(code.lower())
+    if cls is None:
+        return error_from_status(status, message, "bedrock")
+    return cls(message, status_code=status, provider="bedrock")
+
+
+def _map_transport_error(exc: BaseException) -> ZerdaError | None:
+    from botocore import exceptions as bex
+    from urllib3 import exceptions as uex
+
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, (bex.ReadTimeoutError, bex.ConnectTimeoutError, uex.ReadTimeoutError)):
+        return TimeoutError(text, provider="bedrock")
+    if isinstance(
+        exc, (bex.ConnectionError, bex.HTTPClientError, uex.ProtocolError, uex.HTTPError)
+    ):
+        return ConnectionError(text, provider="bedrock")
+    if isinstance(
+        exc, (bex.NoCredentialsError, bex.PartialCredentialsError, bex.CredentialRetrievalError)
+    ):
+        return AuthenticationError(text, provider="bedrock")
+    if isinstance(exc, (bex.TokenRetrievalError, bex.ProfileNotFound)):
+        return AuthenticationError(text, provider="bedrock")
+    if isinstance(exc, bex.ParamValidationError):
+        return InvalidRequestError(text, provider="bedrock")
+    from botocore.parsers import ResponseParserError
+
+    if isinstance(exc, ResponseParserError):
+        return ServerError(
+            f"Bedrock sent a response that could not be parsed: {exc}", provider="bedrock"
+        )
+    return None
+
+
+# --- streaming pieces -----------------------------------------------------------------
+
+
+class _Events:
+    """A converse-stream's events; closing it closes the HTTP response. A stream that ends
+    before ``messageStop`` was cut short: that is a connection error, not an answer."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        stopped = False
+        for event in self._stream:
+            stopped = stopped or "messageStop" in event
+            yield event
+        if not stopped:
+            raise ConnectionError("the Bedrock stream ended before messageStop", provider="bedrock")
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+def _feed_delta(acc: StreamAccumulator, event: dict[str, Any]) -> list[dict[str, Any]]:
+    delta = event.get("delta") or {}
+    index = event.get("contentBlockIndex")
+    if "text" in delta:
+        return acc.text(delta["text"])
+    if "toolUse" in delta:
+        acc.add_arguments(index, (delta["toolUse"] or {}).get("input"))
+    elif "reasoningContent" in delta:
+        _add_reasoning(acc, index, delta["reasoningContent"] or {})
+    return []
+
+
+def _open_reasoning(acc: StreamAccumulator) -> dict[Any, dict[str, Any]]:
+    # StreamAccumulator has no slot for per-block reasoning; keep it beside its state.
+    state: dict[Any, dict[str, Any]] = acc.__dict__.setdefault("_bedrock_reasoning", {})
+    return state
+
+
+def _add_reasoning(acc: StreamAccumulator, index: Any, delta: dict[str, Any]) -> None:
+    block = _open_reasoning(acc).setdefault(
+        index, {"text": [], "signature": None, "redacted": None}
+    )
+    if delta.get("text"):
+        block["text"].append(delta["text"])
+    if delta.get("signature"):
+        block["signature"] = delta["signature"]
+    if delta.get("redactedContent") is not None:
+        block["redacted"] = delta["redactedContent"]
+
+
+def _close_reasoning(acc: StreamAccumulator, index: Any) -> None:
+    block = _open_reasoning(acc).pop(index, None)
+    if block is None:
+        return
+    if block["redacted"] is not None:
+        native: dict[str, Any] = {"redactedContent": block["redacted"]}
+    else:
+        native = {
+            "reasoningText": {"text": "".join(block["text"]), "signature": block["signature"]}
+        }
+    kept = _keep_reasoning(native)
+    if kept:
+        acc.provider_data.setdefault("bedrock", {"reasoning": []})["reasoning"].append(kept)
+
+
+class _StreamPump:
+    """Runs a blocking event stream in a pool thread and hands its events to the loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self._stopped = threading.Event()
+        self._events: _Events | None = None
+
+    def start(self, pool: ThreadPoolExecutor, open_stream: Callable[[], Any]) -> None:
+        pool.submit(self._run, open_stream)
+
+    def _put(self, kind: str, item: Any) -> None:
+        if self._stopped.is_set():
+            return
+        try:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, (kind, item))
+        except RuntimeError:  # the loop closed while the stream was still running
+            self._stopped.set()
+
+    def _run(self, open_stream: Callable[[], Any]) -> None:
+        if self._stopped.is_set():  # the consumer left before a pool thread was free
+            return
+        try:
+            with open_stream() as events:
+                self._events = events
+                for event in events:
+                    if self._stopped.is_set():
+                        return
+                    self._put("event", event)
+        except BaseException as exc:  # noqa: BLE001 - handed over to the loop, raised there
+            self._put("error", exc)
+        else:
+            self._put("end", None)
+
+    async def events(self) -> AsyncIterator[dict[str, Any]]:
+        while True:
+            kind, item = await self._queue.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise item
+            yield item
+
+    def stop(self) -> None:
+        """Stops handing events over and closes the HTTP response; the pump thread ends at
+        its next read."""
+        self._stopped.set()
+        if self._events is not None:
+            try:
+                self._events.close()
+            except Exception:  # noqa: BLE001 - the pump thread may be closing it too
+                pass

@@ -1,0 +1,595 @@
+"""Google Gemini through the official ``google-genai`` SDK (3.x).
+
+History rules (https://ai.google.dev/gemini-api/docs/function-calling): the system prompt is
+``config.system_instruction``; roles are ``user`` and ``model``; the assistant's calls are
+``function_call`` parts and ALL results of a turn travel in ONE ``user`` content of
+``function_response`` parts (a non-dict output wrapped as ``{"result": output}``, an error
+as ``{"error": output}``), matched to their call by id when the call had one, else by
+position. Gemini 3 refuses a history whose function calls lost their ``thought_signature``
+(https://ai.google.dev/gemini-api/docs/thought-signatures): Zerda keeps each one, as base64
+text, in ``provider_data["gemini"]["thought_signatures"]`` (aligned with ``tool_calls``) and
+sends it back on the part; a model turn that carries none (another provider's, or an older
+Gemini's) gets Google's documented placeholder signature on its first call.
+
+``**native`` keyword arguments are merged into ``GenerateContentConfig`` (safety_settings,
+thinking_config, response_mime_type...). google-genai's own retry neither honours
+Retry-After nor retries a dropped connection, so it is left off and
+:meth:`GeminiInterface._retrying` implements DESIGN.md §5's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import builtins
+import json
+import random
+import re
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from itertools import groupby, islice
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from zerda.llm.base import BaseLLMInterface, Request
+from zerda.llm.errors import (
+    ConnectionError,
+    InvalidRequestError,
+    ServerError,
+    TimeoutError,
+    UnknownError,
+    ZerdaError,
+    error_from_status,
+    is_retryable_status,
+)
+from zerda.llm.tools import parse_gemini_tool_calls, to_gemini_tools
+
+if TYPE_CHECKING:
+    from zerda.llm._stream import StreamAccumulator
+
+T = TypeVar("T")
+Event = dict[str, Any]
+
+_STOP_REASONS = {
+    "STOP": "end_turn",
+    "MAX_TOKENS": "max_tokens",
+    "SAFETY": "content_filter",
+    "RECITATION": "content_filter",
+    "BLOCKLIST": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "SPII": "content_filter",
+    "IMAGE_SAFETY": "content_filter",
+    "IMAGE_PROHIBITED_CONTENT": "content_filter",
+    "IMAGE_RECITATION": "content_filter",
+}
+# A response with no candidates and a prompt_feedback.block_reason: the prompt was blocked.
+PROMPT_BLOCKED = "PROMPT_BLOCKED"
+
+_TOOL_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
+
+# Google's documented stand-in for a signature the history does not have (a call another
+# provider made): https://ai.google.dev/gemini-api/docs/thought-signatures
+_PLACEHOLDER_SIGNATURE = base64.urlsafe_b64decode("skip_thought_signature_validator")
+
+# The same backoff as the Stainless SDKs (openai, anthropic, groq), so max_retries means the
+# same thing on every provider.
+INITIAL_RETRY_DELAY = 0.5
+MAX_RETRY_DELAY = 8.0
+MAX_RETRY_AFTER = 60.0
+_END = object()  # anext's default: the stream ended before its first chunk
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")  # google.protobuf.Duration, e.g. "27s"
+
+
+class GeminiInterface(BaseLLMInterface):
+    """Gemini through ``google.genai.Client`` (its ``.aio`` side for the async methods).
+
+    The API key comes from ``api_key``, else ``GOOGLE_API_KEY``, else ``GEMINI_API_KEY``
+    (the SDK's own order). Any other keyword option goes to ``genai.Client`` (``vertexai``,
+    ``project``, ``location``, ``http_options`` — merged under Zerda's base_url/timeout).
+    ``client=`` takes a ready ``genai.Client`` (its ``.aio`` serves the async methods) or a
+    ``genai.client.AsyncClient`` (then a sync client is built when first needed).
+    """
+
+    provider: ClassVar[str] = "gemini"
+    env_keys: ClassVar[tuple[str, ...]] = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+    sdk_module: ClassVar[str] = "google.genai"
+    sdk_package: ClassVar[str] = "google-genai"
+    extra: ClassVar[str] = "gemini"
+    # FunctionDeclaration.name in google-genai's types: starts with a letter or an
+    # underscore; letters, digits, underscores, dots, colons and dashes; at most 128.
+    tool_name_pattern: ClassVar[str | None] = r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$"
+
+    def __init__(self, model: str | None = None, **kwargs: Any) -> None:
+        super().__init__(model, **kwargs)
+        sdk: Any = self.sdk
+        if self._client is not None and isinstance(self._client, sdk.client.AsyncClient):
+            self._async_client, self._client = self._client, None
+
+    # --- clients --------------------------------------------------------------------------
+
+    def _http_options(self) -> Any:
+        types = self.sdk.types  # type: ignore[union-attr]
+        given = self.options.get("http_options") or {}
+        options: dict[str, Any] = (
+            given.model_dump(exclude_none=True) if hasattr(given, "model_dump") else dict(given)
+        )
+        if self.base_url is not None:
+            options["base_url"] = self.base_url
+        if self.timeout is not None:
+            options["timeout"] = int(self.timeout * 1000)  # the SDK counts milliseconds
+        return types.HttpOptions(**options)
+
+    def _make_client(self) -> Any:
+        # Held for the interface's lifetime: a genai.Client closes its HTTP clients (the
+        # .aio one's too) when garbage-collected.
+        options = {k: v for k, v in self.options.items() if k != "http_options"}
+        return self.sdk.Client(  # type: ignore[union-attr]
+            api_key=self.api_key, http_options=self._http_options(), **options
+        )
+
+    def _make_async_client(self) -> Any:
+        # Called under the lock that the `client` property takes: build without it.
+        if self._client is None:
+            self._client = self._make_client()
+        return self._client.aio
+
+    # --- request --------------------------------------------------------------------------
+
+    def _tool_id(self, orig: str | None, index: int, j: int) -> str | None:
+        """Gemini needs no ids: a call's own id is sent back, an id-less call stays id-less
+        (its result is matched by position)."""
+        return orig or None
+
+    def _build_request(self, req: Request) -> dict[str, Any]:
+        config = _map_config(req)
+        # Checked here, so a bad **native option is an invalid_request with nothing sent.
+        types = self.sdk.types  # type: ignore[union-attr]
+        return {
+            "model": self.model,
+            "contents": _map_messages(req.messages),
+            "config": types.GenerateContentConfig.model_validate(config),
+        }
+
+    def _call(self, kwargs: dict[str, Any]) -> Any:
+        return self._retrying(lambda: self.client.models.generate_content(**kwargs))
+
+    async def _call_async(self, kwargs: dict[str, Any]) -> Any:
+        return await self._retrying_async(
+            lambda: self.async_client.models.generate_content(**kwargs)
+        )
+
+    # --- retries: one policy, the sleep is the only sync/async difference -------------------
+
+    def _retry_delay(self, exc: BaseException, attempt: int) -> float | None:
+        """Seconds to wait before retry number ``attempt`` (0-based); None: give up."""
+        if attempt >= self.max_retries or not self._is_retryable(exc):
+            return None
+        return _retry_delay(exc, attempt)
+
+    def _is_retryable(self, exc: BaseException) -> bool:
+        sdk: Any = self.sdk
+        if isinstance(exc, sdk.errors.APIError):
+            return is_retryable_status(exc.code)
+        return isinstance(exc, (builtins.ConnectionError, *_transport_errors()))
+
+    def _retrying(self, send: Callable[[], T]) -> T:
+        attempt = 0
+        while True:
+            try:
+                return send()
+            except Exception as exc:
+                delay = self._retry_delay(exc, attempt)
+                if delay is None:
+                    raise
+            time.sleep(delay)
+            attempt += 1
+
+    async def _retrying_async(self, send: Callable[[], Awaitable[T]]) -> T:
+        attempt = 0
+        while True:
+            try:
+                return await send()
+            except Exception as exc:
+                delay = self._retry_delay(exc, attempt)
+                if delay is None:
+                    raise
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    # --- response -------------------------------------------------------------------------
+
+    def _map_response(self, raw: Any) -> dict[str, Any]:
+        candidate = _first_candidate(raw)
+        parts = _candidate_parts(candidate)
+        calls = parse_gemini_tool_calls({"candidates": [candidate] if candidate else []})
+        return self._make_result(
+            _map_text(parts),
+            calls,
+            _native_stop(raw, candidate),
+            _map_usage(raw.usage_metadata),
+            _map_provider_data(parts),
+        )
+
+    def _map_stop_reason(self, native: Any) -> str:
+        if native == PROMPT_BLOCKED:
+            return "content_filter"
+        name = getattr(native, "value", native)
+        return _STOP_REASONS.get(name, "other") if isinstance(name, str) else "other"
+
+    def _map_error(self, exc: BaseException) -> ZerdaError | None:
+        sdk: Any = self.sdk
+        if isinstance(exc, sdk.errors.APIError):
+            return _map_api_error(exc, self.provider)
+        if isinstance(exc, (sdk.errors.UnknownApiResponseError, json.JSONDecodeError)):
+            # A 200 whose body is not JSON: retrying would get the same.
+            return ServerError(f"Gemini sent a malformed response: {exc}", retryable=False)
+        timeouts, transport = _transport_errors(timeouts_only=True), _transport_errors()
+        if isinstance(exc, timeouts):
+            return TimeoutError(f"request timed out: {exc}")
+        if isinstance(exc, (builtins.ConnectionError, *transport)):
+            return ConnectionError(f"{type(exc).__name__}: {exc}")
+        if _is_validation_error(exc):
+            # The request was checked before sending: this is the response not fitting the
+            # SDK's models (e.g. integer enums, which only the Go SDK asks for).
+            return ServerError(f"Gemini's response could not be read: {exc}", retryable=False)
+        return None
+
+    # --- streaming ------------------------------------------------------------------------
+
+    @contextmanager
+    def _open_stream(self, kwargs: dict[str, Any]) -> Iterator[Iterator[Any]]:
+        def start() -> tuple[Iterator[Any], list[Any]]:
+            # The SDK sends the request on the first next(): retried until a chunk arrives.
+            chunks = self.client.models.generate_content_stream(**kwargs)
+            return chunks, list(islice(chunks, 1))
+
+        chunks, first = self._retrying(start)
+        try:
+            yield _chain(first, chunks)
+        finally:
+            # Closes the SDK's generators down to the HTTP response they read.
+            getattr(chunks, "close", lambda: None)()
+
+    @asynccontextmanager
+    async def _open_stream_async(self, kwargs: dict[str, Any]) -> AsyncIterator[AsyncIterator[Any]]:
+        async def start() -> tuple[AsyncIterator[Any], list[Any]]:
+            chunks = await self.async_client.models.generate_content_stream(**kwargs)
+            first = await anext(chunks, _END)
+            return chunks, [] if first is _END else [first]
+
+        chunks, first = await self._retrying_async(start)
+        try:
+            yield _chain_async(first, chunks)
+        finally:
+            aclose = getattr(chunks, "aclose", None)
+            if aclose is not None:
+                await aclose()  # the SDK's finally closes the HTTP response
+
+    def _feed(self, acc: StreamAccumulator, chunk: Any) -> list[Event]:
+        candidate = _first_candidate(chunk)
+        if chunk.usage_metadata is not None:
+            acc.usage = _map_usage(chunk.usage_metadata)
+        native = _native_stop(chunk, candidate)
+        if native is not None:
+            acc.native_stop = native
+        events: list[Event] = []
+        for part in _candidate_parts(candidate):
+            if part.function_call is not None:
+                events += _feed_call(acc, part)
+            elif part.text and not part.thought:
+                events += acc.text(part.text)
+        return events
+
+
+# --- messages -----------------------------------------------------------------------------
+
+
+def _map_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Unified history -> Gemini contents: each run of tool results is one ``user`` content;
+    consecutive contents of one role are merged; messages without parts are dropped."""
+    contents: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    for is_result, group in groupby(messages, key=lambda m: m["role"] == "tool"):
+        batch = list(group)
+        if is_result:
+            _append(contents, "user", _map_tool_results(batch, calls))
+            continue
+        for message in batch:
+            if message["role"] == "assistant":
+                calls = message["tool_calls"]
+            _append(contents, *_map_message(message))
+    return contents
+
+
+def _append(contents: list[dict[str, Any]], role: str, parts: list[dict[str, Any]]) -> None:
+    if not parts:
+        return
+    if contents and contents[-1]["role"] == role:
+        contents[-1]["parts"].extend(parts)  # our own list, built in _map_messages
+    else:
+        contents.append({"role": role, "parts": list(parts)})
+
+
+def _map_message(message: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """A user or assistant message -> its Gemini role and parts."""
+    if message["role"] == "assistant":
+        return "model", _text_parts(message["content"]) + _map_call_parts(message)
+    return "user", _text_parts(message["content"])
+
+
+def _text_parts(text: str | None) -> list[dict[str, Any]]:
+    return [{"text": text}] if text else []
+
+
+def _map_call_parts(message: dict[str, Any]) -> list[dict[str, Any]]:
+    calls = message["tool_calls"]
+    signatures = _signatures(message.get("provider_data"), len(calls))
+    if calls and not any(signatures):
+        signatures[0] = _PLACEHOLDER_SIGNATURE  # Gemini 3 needs one on the turn's first call
+    parts = []
+    for call, signature in zip(calls, signatures, strict=True):
+        function_call: dict[str, Any] = {"name": call["name"], "args": call["arguments"]}
+        if call["id"]:
+            function_call["id"] = call["id"]
+        part: dict[str, Any] = {"function_call": function_call}
+        if signature:
+            part["thought_signature"] = signature
+        parts.append(part)
+    return parts
+
+
+def _signatures(provider_data: Any, count: int) -> list[bytes | None]:
+    """The calls' thought signatures as bytes (None where a call has none)."""
+    gemini = (provider_data or {}).get("gemini") if isinstance(provider_data, dict) else None
+    texts = gemini.get("thought_signatures") if isinstance(gemini, dict) else None
+    texts = list(texts) if isinstance(texts, list) else []
+    texts = (texts + [None] * count)[:count]
+    return [_decode_signature(j, t) for j, t in enumerate(texts)]
+
+
+def _decode_signature(j: int, text: Any) -> bytes | None:
+    if not text:
+        return None
+    if not isinstance(text, str):
+        raise InvalidRequestError(f"provider_data gemini thought_signatures[{j}] must be text")
+    try:
+        # Standard or URL-safe alphabet, padding optional.
+        return base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_", validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidRequestError(
+            f"provider_data gemini thought_signatures[{j}] is not base64: {text[:20]!r}"
+        ) from None
+
+
+def _map_tool_results(
+    results: list[dict[str, Any]], calls: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """One turn's results as function_response parts, in the order of their calls (the base
+    class paired each result with its call: by id, else by position)."""
+    order = {c["id"]: i for i, c in enumerate(calls) if c["id"]}
+    ranked = sorted(
+        enumerate(results), key=lambda item: order.get(item[1]["tool_call_id"], item[0])
+    )
+    return [_map_tool_result(result) for _, result in ranked]
+
+
+def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
+    output = message["content"]
+    if message["is_error"]:
+        response = {"error": output}
+    elif isinstance(output, dict):
+        response = output
+    else:
+        response = {"result": output}
+    function_response: dict[str, Any] = {"name": message["name"], "response": response}
+    if message["tool_call_id"]:
+        function_response["id"] = message["tool_call_id"]
+    return {"function_response": function_response}
+
+
+# --- tools, tool_choice, options -------------------------------------------------------
+
+
+def _map_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    return to_gemini_tools(tools)
+
+
+def _map_tool_choice(choice: str | dict[str, str] | None) -> dict[str, Any] | None:
+    """DESIGN.md §6: mode AUTO / NONE / ANY; a named tool is ANY + allowed_function_names."""
+    if choice is None:
+        return None
+    if isinstance(choice, dict):
+        config: dict[str, Any] = {"mode": "ANY", "allowed_function_names": [choice["name"]]}
+    else:
+        config = {"mode": _TOOL_MODES[choice]}
+    return {"function_calling_config": config}
+
+
+def _map_options(req: Request) -> dict[str, Any]:
+    # parallel_tool_calls: Gemini has no such switch; it is ignored.
+    options = {
+        "max_output_tokens": req.max_tokens,
+        "temperature": req.temperature,
+        "top_p": req.top_p,
+        "stop_sequences": list(req.stop) if req.stop else None,
+    }
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def _map_config(req: Request) -> dict[str, Any]:
+    """The GenerateContentConfig fields; ``**native`` merged over them."""
+    config: dict[str, Any] = {}
+    if req.system:
+        config["system_instruction"] = req.system
+    tools = _map_tools(req.tools)
+    if tools:
+        config["tools"] = tools
+        tool_config = _map_tool_choice(req.tool_choice)
+        if tool_config:
+            config["tool_config"] = tool_config
+    config.update(_map_options(req))
+    # Zerda passes declarations, never Python callables: the SDK's automatic function
+    # calling has nothing to run, so its loop is skipped.
+    config["automatic_function_calling"] = {"disable": True}
+    return {**config, **req.native}
+
+
+# --- response pieces ----------------------------------------------------------------------
+
+
+def _first_candidate(raw: Any) -> Any:
+    candidates = raw.candidates or []
+    return candidates[0] if candidates else None
+
+
+def _candidate_parts(candidate: Any) -> list[Any]:
+    content = candidate.content if candidate is not None else None
+    return list(content.parts or []) if content is not None else []
+
+
+def _map_text(parts: list[Any]) -> str | None:
+    # Parts with thought=true are the model's reasoning summary, not its answer.
+    return "".join(p.text for p in parts if p.text and not p.thought) or None
+
+
+def _native_stop(raw: Any, candidate: Any) -> Any:
+    if candidate is not None:
+        return candidate.finish_reason
+    feedback = getattr(raw, "prompt_feedback", None)
+    if feedback is not None and feedback.block_reason:
+        return PROMPT_BLOCKED
+    return None
+
+
+def _encode_signature(signature: bytes | None) -> str | None:
+    return base64.b64encode(signature).decode("ascii") if signature else None
+
+
+def _map_provider_data(parts: list[Any]) -> dict[str, Any] | None:
+    """The function-call parts' thought signatures, aligned with tool_calls; None if none."""
+    signatures = [
+        _encode_signature(p.thought_signature) for p in parts if p.function_call is not None
+    ]
+    return {"gemini": {"thought_signatures": signatures}} if any(signatures) else None
+
+
+def _map_usage(usage: Any) -> dict[str, Any] | None:
+    if usage is None:
+        return None
+    return {
+        "input_tokens": usage.prompt_token_count,
+        "output_tokens": usage.candidates_token_count,
+    }
+
+
+# --- errors -------------------------------------------------------------------------------
+
+
+def _map_api_error(exc: Any, provider: str) -> ZerdaError:
+    code = exc.code if isinstance(exc.code, int) else None
+    message = exc.message or str(exc)
+    if exc.status:
+        message = f"{exc.status}: {message}"
+    if code is None:
+        return UnknownError(message, provider=provider)
+    return error_from_status(code, message, provider)
+
+
+def _transport_errors(timeouts_only: bool = False) -> tuple[type[BaseException], ...]:
+    """httpx's (and its fork httpx2's, google-genai's default) timeout or transport errors,
+    from whichever of the two is loaded."""
+    name = "TimeoutException" if timeouts_only else "TransportError"
+    found = []
+    for module in ("httpx", "httpx2"):
+        loaded = sys.modules.get(module)
+        if loaded is not None and hasattr(loaded, name):
+            found.append(getattr(loaded, name))
+    return tuple(found)
+
+
+def _is_validation_error(exc: BaseException) -> bool:
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(exc, pydantic.ValidationError)
+
+
+def _response_headers(exc: BaseException) -> Any:
+    response = getattr(exc, "response", None)
+    return getattr(response, "headers", None)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """Seconds from ``retry-after-ms`` / ``retry-after`` headers, else from the error's
+    ``google.rpc.RetryInfo`` detail (``"retryDelay": "27s"``), which Gemini's 429s carry."""
+    headers = _response_headers(exc)
+    try:
+        if headers is not None and headers.get("retry-after-ms"):
+            return float(headers["retry-after-ms"]) / 1000
+        value = headers.get("retry-after") if headers is not None else None
+        if value:
+            try:
+                return float(value)
+            except ValueError:
+                moment = parsedate_to_datetime(value)
+                return (moment - datetime.now(timezone.utc)).total_seconds()
+    except (TypeError, ValueError):
+        return None
+    return _retry_info_delay(getattr(exc, "details", None))
+
+
+def _retry_info_delay(details: Any) -> float | None:
+    error = details.get("error") if isinstance(details, dict) else None
+    items = error.get("details") if isinstance(error, dict) else None
+    for item in items if isinstance(items, list) else []:
+        delay = item.get("retryDelay") if isinstance(item, dict) else None
+        match = _DURATION.match(delay) if isinstance(delay, str) else None
+        if match:
+            return float(match.group(1))
+    return None
+
+
+def _retry_delay(exc: BaseException, attempt: int) -> float:
+    """Retry-After when the server gives a sane one, else exponential backoff with jitter."""
+    after = _retry_after(exc)
+    if after is not None and 0 < after <= MAX_RETRY_AFTER:
+        return after
+    delay = min(INITIAL_RETRY_DELAY * 2**attempt, MAX_RETRY_DELAY)
+    return delay * (1 - 0.25 * random.random())
+
+
+# --- stream pieces ------------------------------------------------------------------------
+
+
+def _chain(first: list[Any], rest: Iterator[Any]) -> Iterator[Any]:
+    yield from first
+    yield from rest
+
+
+async def _chain_async(first: list[Any], rest: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    for chunk in first:
+        yield chunk
+    async for chunk in rest:
+        yield chunk
+
+
+def _feed_call(acc: StreamAccumulator, part: Any) -> list[Event]:
+    """A whole function call (Gemini never splits one) and its thought signature, kept
+    aligned with ``acc.calls``; provider_data appears only once a call has a signature."""
+    call = parse_gemini_tool_calls({"candidates": [{"content": {"parts": [part]}}]})[0]
+    events = acc.whole_call(call.id, call.name, call.arguments)
+    signature = _encode_signature(part.thought_signature)
+    gemini = acc.provider_data.get("gemini")
+    if signature is None and gemini is None:
+        return events
+    if gemini is None:
+        gemini = acc.provider_data["gemini"] = {"thought_signatures": []}
+    signatures: list[str | None] = gemini["thought_signatures"]
+    signatures.extend([None] * (len(acc.calls) - 1 - len(signatures)))
+    signatures.append(signature)
+    return events
+
+
+__all__ = ["PROMPT_BLOCKED", "GeminiInterface"]

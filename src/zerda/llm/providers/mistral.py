@@ -1,0 +1,224 @@
+"""Mistral chat completions through the ``mistralai`` SDK (docs/providers/mistral.md).
+
+Everything OpenAI-shaped lives in ``_openai_compat``; this module holds what is Mistral's
+own: the Speakeasy client (``chat.complete`` / ``chat.stream``), ``tool_choice="any"``,
+9-character tool call ids, tool result names, its error classes, and retries done here
+because the SDK's retry is bounded by elapsed time rather than a count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import re
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, ClassVar, TypeVar
+
+from zerda.llm.errors import ServerError, ZerdaError, error_from_status, is_retryable_status
+from zerda.llm.providers._openai_compat import (
+    OpenAICompatInterface,
+    _body_message,
+    _map_message,
+    _stream_error,
+    _transport_error,
+)
+
+T = TypeVar("T")
+
+# https://docs.mistral.ai/capabilities/function_calling/ - ids the API accepts.
+_MISTRAL_ID = re.compile(r"^[a-zA-Z0-9]{9}$")
+_ID_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_BACKOFF_START = 0.5  # seconds; doubles per attempt, capped, plus jitter (DESIGN.md §5)
+_BACKOFF_CAP = 8.0
+_RETRY_AFTER_CAP = 60.0
+
+
+def mistral_id(orig: str | None, index: int, j: int) -> str:
+    """A 9-character ``[a-zA-Z0-9]`` id: Mistral's own ids unchanged, any other id (or an
+    id-less call's position) mapped deterministically, so a call and its result agree."""
+    if orig and _MISTRAL_ID.match(orig):
+        return orig
+    seed = orig if orig else f"call_{index}_{j}"
+    number = int.from_bytes(hashlib.sha256(seed.encode("utf-8")).digest()[:8], "big")
+    chars = []
+    for _ in range(9):
+        number, digit = divmod(number, len(_ID_ALPHABET))
+        chars.append(_ID_ALPHABET[digit])
+    return "".join(chars)
+
+
+# --- retries ---------------------------------------------------------------------------
+
+
+def _retry_delay(exc: BaseException, attempt: int) -> float | None:
+    """Seconds to wait before retrying after ``exc``; None when it is not retryable."""
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and not isinstance(exc, _validation_errors()):
+        if not is_retryable_status(status):
+            return None
+        after = _retry_after(getattr(exc, "headers", None))
+        if after is not None:
+            return after
+    elif _transport_error(exc, "mistral") is None:
+        return None
+    backoff = min(_BACKOFF_START * 2**attempt, _BACKOFF_CAP)
+    return backoff + random.uniform(0, backoff / 4)
+
+
+def _validation_errors() -> tuple[type[BaseException], ...]:
+    from mistralai.client import errors
+
+    return (errors.ResponseValidationError,)
+
+
+def _retry_after(headers: Any) -> float | None:
+    """``retry-after-ms`` or ``retry-after`` (seconds) from an error response."""
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        try:
+            seconds = float(value) * scale
+        except (TypeError, ValueError):
+            continue
+        return min(max(seconds, 0.0), _RETRY_AFTER_CAP)
+    return None
+
+
+def _with_retries(max_retries: int, call: Callable[[], T]) -> T:
+    attempt = 0
+    while True:
+        try:
+            return call()
+        except Exception as exc:
+            delay = _retry_delay(exc, attempt) if attempt < max_retries else None
+            if delay is None:
+                raise
+        time.sleep(delay)
+        attempt += 1
+
+
+async def _with_retries_async(max_retries: int, call: Callable[[], Awaitable[T]]) -> T:
+    attempt = 0
+    while True:
+        try:
+            return await call()
+        except Exception as exc:
+            delay = _retry_delay(exc, attempt) if attempt < max_retries else None
+            if delay is None:
+                raise
+        await asyncio.sleep(delay)
+        attempt += 1
+
+
+# --- the interface ---------------------------------------------------------------------
+
+
+class MistralInterface(OpenAICompatInterface):
+    """Mistral via the ``mistralai`` SDK. One SDK client serves sync and async calls, so
+    ``client=`` takes a ready ``mistralai.client.Mistral`` for both."""
+
+    provider: ClassVar[str] = "mistral"
+    env_keys: ClassVar[tuple[str, ...]] = ("MISTRAL_API_KEY",)
+    sdk_module: ClassVar[str] = "mistralai.client"
+    sdk_package: ClassVar[str] = "mistralai"
+    extra: ClassVar[str] = "mistral"
+    max_tokens_field: ClassVar[str] = "max_tokens"
+    # https://docs.mistral.ai/capabilities/function_calling/#tool_choice
+    tool_choice_required: ClassVar[str] = "any"
+
+    def _tool_id(self, orig: str | None, index: int, j: int) -> str | None:
+        return mistral_id(orig, index, j)
+
+    def _make_client(self) -> Any:
+        # The SDK's own retry (elapsed-time bound, no 408/409) stays off: Zerda retries.
+        kwargs: dict[str, Any] = {"api_key": self.api_key}
+        if self.base_url is not None:
+            kwargs["server_url"] = self.base_url
+        if self.timeout is not None:
+            kwargs["timeout_ms"] = int(self.timeout * 1000)
+        return self.sdk.Mistral(**kwargs)  # type: ignore[union-attr]
+
+    def _make_async_client(self) -> Any:
+        # One Mistral object serves sync and async calls. The base calls this under its
+        # client lock, so build the client here rather than through ``self.client``.
+        if self._client is None:
+            self._client = self._make_client()
+        return self._client
+
+    # --- request ---
+
+    def _map_message(self, message: dict[str, Any]) -> dict[str, Any]:
+        mapped = _map_message(message)
+        if message["role"] == "tool":
+            # Mistral's tool messages carry the function name as well as the call id.
+            mapped["name"] = message["name"]
+        return mapped
+
+    # --- calls ---
+
+    def _call(self, kwargs: dict[str, Any]) -> Any:
+        return _with_retries(self.max_retries, lambda: self.client.chat.complete(**kwargs))
+
+    async def _call_async(self, kwargs: dict[str, Any]) -> Any:
+        client = self.async_client
+        return await _with_retries_async(
+            self.max_retries, lambda: client.chat.complete_async(**kwargs)
+        )
+
+    @contextmanager
+    def _open_stream(self, kwargs: dict[str, Any]) -> Iterator[Any]:
+        opened = _with_retries(self.max_retries, lambda: self.client.chat.stream(**kwargs))
+        with opened as events:
+            yield (event.data for event in events)
+
+    @asynccontextmanager
+    async def _open_stream_async(self, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
+        client = self.async_client
+        opened = await _with_retries_async(
+            self.max_retries, lambda: client.chat.stream_async(**kwargs)
+        )
+        async with opened as events:
+            yield (event.data async for event in events)
+
+    # --- errors ---
+
+    def _map_error(self, exc: BaseException) -> ZerdaError | None:
+        from mistralai.client import errors
+
+        if isinstance(exc, errors.ResponseValidationError):
+            return self._map_invalid_response(exc)
+        if isinstance(exc, errors.MistralError):
+            message = _body_message(exc.body) or exc.message
+            return error_from_status(exc.status_code, message, self.provider)
+        if isinstance(exc, errors.NoResponseError):
+            return ServerError(f"no response: {exc.message}", provider=self.provider)
+        return _transport_error(exc, self.provider)
+
+    def _map_invalid_response(self, exc: Any) -> ZerdaError:
+        """A 200 whose body is not a completion: an in-stream error event, or garbage."""
+        try:
+            body = json.loads(exc.body)
+        except (TypeError, ValueError):
+            body = None
+        error = _error_event(body)
+        if error is not None:
+            return _stream_error(error, _body_message(error) or "stream error", self.provider)
+        return ServerError(f"unexpected response: {exc.message[:500]}", provider=self.provider)
+
+
+def _error_event(body: Any) -> dict[str, Any] | None:
+    """The error of an in-stream error event: ``{"error": {...}}`` or Mistral's own
+    ``{"object": "error", "message", "code"}``; None for anything else."""
+    if isinstance(body, dict) and isinstance(body.get("data"), dict):
+        body = body["data"]  # a stream event as the SDK's decoder saw it
+    if not isinstance(body, dict):
+        return None
+    if isinstance(body.get("error"), dict):
+        error: dict[str, Any] = body["error"]
+        return error
+    return body if body.get("object") == "error" else None

@@ -1,0 +1,445 @@
+"""Ollama's native chat API (``POST /api/chat``) through the official ``ollama`` SDK.
+
+The SDK's ``Client`` / ``AsyncClient`` carry every request: host parsing (``base_url`` is
+its ``host``; ``OLLAMA_HOST`` when None), headers (``OLLAMA_API_KEY`` as a Bearer token),
+timeouts, HTTP errors as ``ollama.ResponseError`` and NDJSON stream splitting. The body is
+built here and sent through the client's ``_request`` rather than ``chat()``, because
+``chat()`` validates it through pydantic models that silently drop what Zerda must keep:
+tool schemas lose nested ``properties``, ``anyOf``, ``minimum``, ``additionalProperties``;
+tool-call ``id``s are removed from responses and ``tool_call_id`` from requests; ``**native``
+is limited to chat()'s own parameters. Responses are therefore read as plain dicts.
+
+Ollama cannot enforce ``tool_choice`` (the server has no such field): ``"none"`` sends no
+tools, a named tool sends only that tool, ``"auto"``/``"required"`` send all of them. The
+SDK has no retry, so :meth:`OllamaInterface._retrying` implements DESIGN.md §5's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import json
+import random
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from typing import Any, ClassVar, TypeVar
+
+from zerda.llm._stream import StreamAccumulator
+from zerda.llm.base import BaseLLMInterface, Request
+from zerda.llm.errors import (
+    ConnectionError,
+    ServerError,
+    TimeoutError,
+    ZerdaError,
+    error_from_status,
+    is_retryable_status,
+)
+from zerda.llm.tools import _get, parse_ollama_tool_calls, to_ollama_tools
+
+Event = dict[str, Any]
+T = TypeVar("T")
+
+CHAT_PATH = "/api/chat"
+_STOP_REASONS = {"stop": "end_turn", "length": "max_tokens"}
+# The same backoff as the Stainless SDKs (openai, anthropic, groq), so max_retries means
+# the same thing on every provider.
+INITIAL_RETRY_DELAY = 0.5
+MAX_RETRY_DELAY = 8.0
+MAX_RETRY_AFTER = 60.0
+
+
+# --- request ---------------------------------------------------------------------------
+
+
+def _json_text(value: Any) -> str:
+    """A tool's output as the text Ollama takes: strings as they are, the rest as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _map_tool_call(call: dict[str, Any]) -> dict[str, Any]:
+    # Ollama takes arguments as an object, not JSON text.
+    out: dict[str, Any] = {"function": {"name": call["name"], "arguments": call["arguments"]}}
+    if call["id"]:
+        out["id"] = call["id"]
+    return out
+
+
+def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
+    # Ollama pairs a result with its call by tool_name (and, on servers that send call ids,
+    # by tool_call_id; older servers ignore the unknown field). It has no is_error field.
+    out = {"role": "tool", "content": _json_text(message["content"]), "tool_name": message["name"]}
+    if message["tool_call_id"]:
+        out["tool_call_id"] = message["tool_call_id"]
+    return out
+
+
+def _map_message(message: dict[str, Any]) -> dict[str, Any]:
+    """One unified message (system removed, tool ids resolved) in Ollama's shape."""
+    role = message["role"]
+    if role == "tool":
+        return _map_tool_result(message)
+    out: dict[str, Any] = {"role": role, "content": message["content"] or ""}
+    if role == "assistant" and message["tool_calls"]:
+        out["tool_calls"] = [_map_tool_call(c) for c in message["tool_calls"]]
+    return out
+
+
+def _map_messages(system: str | None, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    head = [{"role": "system", "content": system}] if system else []
+    return head + [_map_message(m) for m in messages]
+
+
+def _map_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    return to_ollama_tools(tools)
+
+
+def _map_tool_choice(
+    choice: str | dict[str, str] | None, tools: list[dict[str, Any]] | None
+) -> list[dict[str, Any]] | None:
+    """The tools to send: the server has no tool_choice, so the closest Ollama can do is
+    to offer no tools ("none") or only the named one; "required" cannot be enforced."""
+    if not tools or choice == "none":
+        return None
+    if isinstance(choice, dict):
+        return [t for t in tools if t["function"]["name"] == choice["name"]]
+    return tools
+
+
+def _map_options(req: Request) -> dict[str, Any]:
+    """max_tokens (``num_predict``), temperature, top_p and stop: Ollama's ``options``."""
+    options = {
+        "num_predict": req.max_tokens,
+        "temperature": req.temperature,
+        "top_p": req.top_p,
+        "stop": req.stop,
+    }
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    """A native ``options`` value (a dict or an ``ollama.Options``) as a plain dict."""
+    if hasattr(value, "model_dump"):
+        dumped: dict[str, Any] = value.model_dump(exclude_none=True)
+        return dumped
+    return dict(value)
+
+
+def _merge_native(body: dict[str, Any], native: dict[str, Any]) -> dict[str, Any]:
+    """``**native`` on top of the body; a native ``options`` dict is merged into the
+    mapped options (its keys win) rather than replacing them."""
+    extra = dict(native)
+    options = {**body.get("options", {}), **_as_dict(extra.pop("options", None) or {})}
+    merged = {**body, **extra}
+    if options:
+        merged["options"] = options
+    return merged
+
+
+# --- response --------------------------------------------------------------------------
+
+
+def _map_usage(raw: Any) -> dict[str, Any] | None:
+    prompt, completion = _get(raw, "prompt_eval_count"), _get(raw, "eval_count")
+    if prompt is None and completion is None:
+        return None
+    return {"input_tokens": prompt, "output_tokens": completion}
+
+
+def _map_stop_reason(native: Any) -> str:
+    # Ollama says "stop" for a natural end and for a stop string alike: stop_sequence
+    # cannot be told apart. It has no content filter.
+    return _STOP_REASONS.get(native, "other") if isinstance(native, str) else "other"
+
+
+def _body_error(raw: Any) -> ZerdaError | None:
+    """A 200 body that holds ``{"error": ...}`` and no message (a proxy, an old server)."""
+    if isinstance(raw, dict) and raw.get("error") and "message" not in raw:
+        return ServerError(f"Ollama: {raw['error']}", retryable=False)
+    return None
+
+
+# --- retries ---------------------------------------------------------------------------
+
+
+def _response_headers(exc: BaseException) -> Any:
+    """The HTTP headers behind an error: ``ollama.ResponseError`` keeps none itself, but
+    the SDK raises it while handling httpx's HTTPStatusError, which stays its __context__."""
+    for candidate in (exc, exc.__cause__, exc.__context__):
+        response = getattr(candidate, "response", None)
+        headers = getattr(response, "headers", None)
+        if headers is not None:
+            return headers
+    return None
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    headers = _response_headers(exc)
+    if headers is None:
+        return None
+    try:
+        if headers.get("retry-after-ms"):
+            return float(headers["retry-after-ms"]) / 1000
+        value = headers.get("retry-after")
+        if not value:
+            return None
+        try:
+            return float(value)
+        except ValueError:
+            moment = parsedate_to_datetime(value)
+            return (moment - datetime.now(timezone.utc)).total_seconds()
+    except (TypeError, ValueError):
+        return None
+
+
+def _retry_delay(exc: BaseException, attempt: int) -> float:
+    """Retry-After when the server gives a sane one, else exponential backoff with jitter."""
+    after = _retry_after(exc)
+    if after is not None and 0 < after <= MAX_RETRY_AFTER:
+        return after
+    delay = min(INITIAL_RETRY_DELAY * 2**attempt, MAX_RETRY_DELAY)
+    return delay * (1 - 0.25 * random.random())
+
+
+# --- the interface ---------------------------------------------------------------------
+
+
+class OllamaInterface(BaseLLMInterface):
+    """generate / stream on Ollama's native ``/api/chat`` (local or hosted).
+
+    ``base_url`` is the SDK's ``host`` (``OLLAMA_HOST`` when None); ``api_key`` (hosted
+    Ollama) is sent as ``Authorization: Bearer``; with none, the SDK sends
+    ``OLLAMA_API_KEY`` if set. Other keyword options go to ``ollama.Client`` (httpx
+    options such as ``headers`` or ``verify``). ``async_client=`` passes a ready
+    ``ollama.AsyncClient``.
+    """
+
+    provider: ClassVar[str] = "ollama"
+    env_keys: ClassVar[tuple[str, ...]] = ()  # a local server needs no key
+    sdk_module: ClassVar[str] = "ollama"
+    sdk_package: ClassVar[str] = "ollama"
+    extra: ClassVar[str] = "ollama"
+    supports_tool_choice: ClassVar[bool] = False
+
+    def __init__(
+        self, model: str | None = None, *, async_client: Any = None, **kwargs: Any
+    ) -> None:
+        super().__init__(model, **kwargs)
+        if async_client is not None:
+            self._async_client = async_client
+
+    # --- clients ---
+
+    def _client_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {**self.options, "host": self.base_url, "timeout": self.timeout}
+        if self.api_key:
+            kwargs["headers"] = {
+                **kwargs.get("headers", {}),
+                "Authorization": f"Bearer {self.api_key}",
+            }
+        return kwargs
+
+    def _make_client(self) -> Any:
+        sdk: Any = self.sdk
+        return sdk.Client(**self._client_kwargs())
+
+    def _make_async_client(self) -> Any:
+        sdk: Any = self.sdk
+        return sdk.AsyncClient(**self._client_kwargs())
+
+    # --- request ---
+
+    def _tool_id(self, orig: str | None, index: int, j: int) -> str | None:
+        # Ollama needs no ids: keep the ones a call had, invent none.
+        return orig
+
+    def _build_request(self, req: Request) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": _map_messages(req.system, req.messages),
+        }
+        tools = _map_tool_choice(req.tool_choice, _map_tools(req.tools))
+        if tools:
+            body["tools"] = tools
+        options = _map_options(req)
+        if options:
+            body["options"] = options
+        # parallel_tool_calls: Ollama has no such switch; it is ignored.
+        return _merge_native(body, req.native)
+
+    # --- retries: one policy, the sleep is the only sync/async difference ---
+
+    def _delay_before_retry(self, exc: BaseException, attempt: int) -> float | None:
+        """Seconds to wait before retry number ``attempt`` (0-based); None: give up."""
+        if attempt >= self.max_retries or not self._is_retryable(exc):
+            return None
+        return _retry_delay(exc, attempt)
+
+    def _is_retryable(self, exc: BaseException) -> bool:
+        import httpx
+
+        sdk: Any = self.sdk
+        if isinstance(exc, sdk.ResponseError):
+            return is_retryable_status(exc.status_code)
+        return isinstance(exc, (builtins.ConnectionError, httpx.TransportError))
+
+    def _retrying(self, send: Callable[[], T]) -> T:
+        attempt = 0
+        while True:
+            try:
+                return send()
+            except Exception as exc:
+                delay = self._delay_before_retry(exc, attempt)
+                if delay is None:
+                    raise
+            time.sleep(delay)
+            attempt += 1
+
+    async def _retrying_async(self, send: Callable[[], Awaitable[T]]) -> T:
+        attempt = 0
+        while True:
+            try:
+                return await send()
+            except Exception as exc:
+                delay = self._delay_before_retry(exc, attempt)
+                if delay is None:
+                    raise
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    # --- calls ---
+
+    def _call(self, kwargs: dict[str, Any]) -> Any:
+        body = {**kwargs, "stream": False}
+        # cls=dict: the body as the server sent it (the SDK's models drop call ids).
+        return self._retrying(lambda: self.client._request(dict, "POST", CHAT_PATH, json=body))
+
+    async def _call_async(self, kwargs: dict[str, Any]) -> Any:
+        body = {**kwargs, "stream": False}
+        return await self._retrying_async(
+            lambda: self.async_client._request(dict, "POST", CHAT_PATH, json=body)
+        )
+
+    @contextmanager
+    def _open_stream(self, kwargs: dict[str, Any]) -> Iterator[Iterator[dict[str, Any]]]:
+        body = {**kwargs, "stream": True}
+
+        def start() -> tuple[Generator[dict[str, Any], None, None], Any]:
+            # The SDK sends the request on the first next(): retried until a chunk arrives.
+            chunks = self.client._request(dict, "POST", CHAT_PATH, json=body, stream=True)
+            return chunks, next(chunks, None)
+
+        chunks, first = self._retrying(start)
+        try:
+            yield _until_done(first, chunks)
+        finally:
+            chunks.close()  # leaves the SDK's `with client.stream(...)`: closes the response
+
+    @asynccontextmanager
+    async def _open_stream_async(
+        self, kwargs: dict[str, Any]
+    ) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
+        body = {**kwargs, "stream": True}
+
+        async def start() -> tuple[AsyncGenerator[dict[str, Any], None], Any]:
+            chunks = await self.async_client._request(
+                dict, "POST", CHAT_PATH, json=body, stream=True
+            )
+            return chunks, await anext(chunks, None)
+
+        chunks, first = await self._retrying_async(start)
+        try:
+            yield _until_done_async(first, chunks)
+        finally:
+            await chunks.aclose()
+
+    # --- response ---
+
+    def _map_response(self, raw: Any) -> dict[str, Any]:
+        error = _body_error(raw)
+        if error is not None:
+            raise error
+        message = _get(raw, "message") or {}
+        content = _get(message, "content") or None  # message.thinking is reasoning, not content
+        calls = parse_ollama_tool_calls(message)
+        return self._make_result(content, calls, _get(raw, "done_reason"), _map_usage(raw))
+
+    def _map_stop_reason(self, native: Any) -> str:
+        return _map_stop_reason(native)
+
+    def _feed(self, acc: StreamAccumulator, chunk: Any) -> list[Event]:
+        """Ollama sends text deltas, each tool call whole, and the stop reason and usage on
+        the last (``done``) chunk."""
+        message = _get(chunk, "message") or {}
+        events = acc.text(_get(message, "content"))
+        for call in parse_ollama_tool_calls(message):
+            events += acc.whole_call(call.id, call.name, call.arguments)
+        if _get(chunk, "done"):
+            acc.native_stop = _get(chunk, "done_reason")
+            acc.usage = _map_usage(chunk)
+        return events
+
+    # --- errors ---
+
+    def _map_error(self, exc: BaseException) -> ZerdaError | None:
+        import httpx
+
+        sdk: Any = self.sdk
+        if isinstance(exc, sdk.ResponseError):
+            return _response_error(exc, self.provider)
+        if isinstance(exc, httpx.TimeoutException):
+            return TimeoutError(f"request timed out: {exc}", provider=self.provider)
+        if isinstance(exc, (builtins.ConnectionError, httpx.TransportError)):
+            return ConnectionError(
+                f"connection failed: {type(exc).__name__}: {exc}", provider=self.provider
+            )
+        if isinstance(exc, json.JSONDecodeError):
+            return ServerError(
+                f"response is not valid JSON: {exc}", provider=self.provider, retryable=False
+            )
+        return None
+
+
+def _response_error(exc: Any, provider: str) -> ZerdaError:
+    """``ollama.ResponseError``: an HTTP status, or -1 for an ``{"error"}`` line inside a
+    stream (the server failed after accepting the call)."""
+    message = str(exc.error) or f"HTTP {exc.status_code}"
+    if exc.status_code is None or exc.status_code < 0:
+        return ServerError(message, provider=provider, retryable=False)
+    return error_from_status(exc.status_code, message, provider)
+
+
+def _incomplete() -> ConnectionError:
+    return ConnectionError("the stream ended before Ollama sent its final (done) chunk")
+
+
+def _until_done(first: Any, chunks: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The chunks, then an error if the stream closed cleanly without a ``done`` chunk."""
+    if first is None:
+        raise _incomplete()
+    yield first
+    done = bool(_get(first, "done"))
+    for chunk in chunks:
+        done = done or bool(_get(chunk, "done"))
+        yield chunk
+    if not done:
+        raise _incomplete()
+
+
+async def _until_done_async(
+    first: Any, chunks: AsyncIterator[dict[str, Any]]
+) -> AsyncIterator[dict[str, Any]]:
+    if first is None:
+        raise _incomplete()
+    yield first
+    done = bool(_get(first, "done"))
+    async for chunk in chunks:
+        done = done or bool(_get(chunk, "done"))
+        yield chunk
+    if not done:
+        raise _incomplete()

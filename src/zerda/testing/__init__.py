@@ -1,0 +1,33 @@
+"""Test helpers: a local server speaking seven LLM providers' wire protocols.
+
+from zerda.testing import MockLLMServer
+
+with MockLLMServer() as server:
+    server.enqueue("openai", text="hi")
+    ...  # point an SDK or zerda at server.base_url("openai")
+"""
+
+from __future__ import annotations
+
+from zerda.testing._script import (
+    ErrorReply,
+    Fault,
+    Raw,
+    RecordedRequest,
+    Reply,
+    Script,
+    ScriptedCall,
+)
+from zerda.testing._server import PROVIDERS, MockLLMServer
+
+__all__ = [
+    "PROVIDERS",
+    "ErrorReply",
+    "Fault",
+    "MockLLMServer",
+    "Raw",
+    "RecordedRequest",
+    "Reply",
+    "Script",
+    "ScriptedCall",
+]

@@ -1,0 +1,172 @@
+"""Gemini Developer API wire format: ``POST /v1beta/models/{model}:generateContent`` (JSON)
+and ``:streamGenerateContent?alt=sse`` (SSE ``data: {...}\\r\\n\\r\\n`` lines).
+
+Gemini sends function calls whole, never as argument fragments: in streams, ``fragments``
+splits the text only, and the function-call parts arrive together in the last chunk with
+the finish reason and usage (``interleave`` changes nothing). Tool calls carry no id unless
+the script gives one, and ``thoughtSignature`` comes from
+``provider_data["gemini"]["thought_signatures"]`` (one per call, ``None`` for none).
+
+Gemini's ``args`` is always an object, so a script's str arguments (the invalid-JSON case)
+are sent as a JSON string, which google-genai rejects with a validation error: that case
+cannot reach an application through the Gemini SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import string
+from typing import Any
+
+from zerda.testing._render_openai import resolve_stop, script_usage, split_fragments
+from zerda.testing._script import ErrorReply, RecordedRequest, Reply, Script
+
+_NATIVE_STOP = {
+    "end_turn": "STOP",
+    "tool_use": "STOP",  # Gemini says STOP when it calls functions
+    "max_tokens": "MAX_TOKENS",
+    "stop_sequence": "STOP",  # Gemini has no finish reason of its own for a stop string
+    "content_filter": "SAFETY",
+    "other": "OTHER",
+}
+
+_ERROR_STATUSES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED",
+    499: "CANCELLED",
+    500: "INTERNAL",
+    501: "NOT_IMPLEMENTED",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
+_JSON = {"content-type": "application/json; charset=UTF-8"}
+_SSE = {"content-type": "text/event-stream"}
+_ID_CHARS = string.ascii_letters + string.digits + "-_"
+
+
+def wants_stream(req: RecordedRequest) -> bool:
+    return req.path.endswith(":streamGenerateContent")
+
+
+def render(script: Script, req: RecordedRequest) -> Reply:
+    response_id = "".join(secrets.choice(_ID_CHARS) for _ in range(23))
+    model = script.model or _path_model(req)
+    if wants_stream(req):
+        chunks = [_sse(c) for c in _stream_chunks(script, model, response_id)]
+        return Reply(200, dict(_SSE), chunks=chunks)
+    body = _response(_parts(script), script, model, response_id, final=True)
+    return Reply(200, dict(_JSON), body=_dumps(body))
+
+
+def render_error(err: ErrorReply) -> Reply:
+    return Reply(err.status, dict(_JSON), body=_dumps(_error_body(err)))
+
+
+def render_stream_error(err: ErrorReply) -> bytes:
+    """The ``data: {"error": ...}`` chunk google-genai raises as an APIError mid-stream."""
+    return _sse(_error_body(err))
+
+
+# -- bodies --------------------------------------------------------------------------------
+
+
+def _response(
+    parts: list[dict[str, Any]], script: Script, model: str, response_id: str, *, final: bool
+) -> dict[str, Any]:
+    candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}}
+    if final:
+        candidate["finishReason"] = _finish_reason(script)
+    candidate["index"] = 0
+    return {
+        "candidates": [candidate],
+        "usageMetadata": _usage(script, final=final),
+        "modelVersion": model,
+        "responseId": response_id,
+    }
+
+
+def _parts(script: Script) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = [{"text": script.text}] if script.text else []
+    parts.extend(_call_parts(script))
+    return parts
+
+
+def _call_parts(script: Script) -> list[dict[str, Any]]:
+    signatures = _thought_signatures(script)
+    parts = []
+    for position, call in enumerate(script.tool_calls):
+        # Gemini sends args as an object; a str argument can only be sent as itself.
+        function_call: dict[str, Any] = {"name": call.name, "args": call.arguments}
+        if call.id is not None:
+            function_call["id"] = call.id
+        part: dict[str, Any] = {"functionCall": function_call}
+        signature = signatures[position] if position < len(signatures) else None
+        if signature is not None:
+            part["thoughtSignature"] = signature
+        parts.append(part)
+    return parts
+
+
+def _stream_chunks(script: Script, model: str, response_id: str) -> list[dict[str, Any]]:
+    texts = split_fragments(script.text, script.fragments) if script.text else []
+    call_parts = _call_parts(script)
+    # The last chunk carries the finish reason: the calls' chunk, else the last text's.
+    chunk_parts = [[{"text": t}] for t in texts]
+    if call_parts or not chunk_parts:
+        chunk_parts.append(call_parts or [{"text": ""}])
+    last = len(chunk_parts) - 1
+    return [
+        _response(parts, script, model, response_id, final=i == last)
+        for i, parts in enumerate(chunk_parts)
+    ]
+
+
+def _sse(data: dict[str, Any]) -> bytes:
+    return b"data: " + _dumps(data) + b"\r\n\r\n"
+
+
+def _error_body(err: ErrorReply) -> dict[str, Any]:
+    status = err.error_type or _ERROR_STATUSES.get(err.status, "UNKNOWN")
+    return {"error": {"code": err.status, "message": err.message, "status": status}}
+
+
+# -- shared pieces -------------------------------------------------------------------------
+
+
+def _thought_signatures(script: Script) -> list[str | None]:
+    data = (script.provider_data or {}).get("gemini") or {}
+    return list(data.get("thought_signatures") or [])
+
+
+def _finish_reason(script: Script) -> str:
+    if script.native_stop_reason is not None:
+        return script.native_stop_reason
+    return _NATIVE_STOP[resolve_stop(script)]
+
+
+def _usage(script: Script, *, final: bool) -> dict[str, int]:
+    """Token counts; chunks before the last report the prompt only, as Gemini does."""
+    prompt, candidates = script_usage(script)
+    if not final:
+        return {"promptTokenCount": prompt, "totalTokenCount": prompt}
+    return {
+        "promptTokenCount": prompt,
+        "candidatesTokenCount": candidates,
+        "totalTokenCount": prompt + candidates,
+    }
+
+
+def _path_model(req: RecordedRequest) -> str:
+    """``gemini-2.5-flash`` from ``/v1beta/models/gemini-2.5-flash:generateContent``."""
+    tail = req.path.rsplit("/models/", 1)[-1]
+    return tail.split(":", 1)[0] or "gemini-mock"
+
+
+def _dumps(data: Any) -> bytes:
+    return json.dumps(data, ensure_ascii=False).encode("utf-8")

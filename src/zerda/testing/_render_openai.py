@@ -1,0 +1,263 @@
+"""OpenAI Chat Completions wire format (JSON and SSE), and the base of Groq and Mistral.
+
+``OpenAIRenderer`` holds the shared shape; the Groq and Mistral modules subclass it and
+override only what their APIs do differently (ids, usage fields, where usage goes in a
+stream, error bodies).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from typing import Any
+
+from zerda.testing import _ids
+from zerda.testing._script import ErrorReply, RecordedRequest, Reply, Script, ScriptedCall
+
+DEFAULT_USAGE = {"input_tokens": 10, "output_tokens": 5}
+
+# Unified stop reason -> finish_reason (DESIGN.md §3, inverted). "other" has no native
+# counterpart, so an unrecognised value is sent, which is what "anything else" means.
+_FINISH_REASONS = {
+    "end_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "stop_sequence": "stop",
+    "content_filter": "content_filter",
+    "other": "other",
+}
+
+# status -> (type, code) as OpenAI sends them.
+_ERROR_KINDS = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("permission_error", None),
+    404: ("invalid_request_error", "model_not_found"),
+    409: ("conflict_error", None),
+    422: ("invalid_request_error", None),
+    429: ("rate_limit_error", "rate_limit_exceeded"),
+}
+
+
+def split_fragments(text: str, n: int) -> list[str]:
+    """Split ``text`` into at most ``n`` consecutive, non-empty pieces (one piece when
+    ``n <= 1`` or the text is empty)."""
+    if n <= 1 or len(text) <= 1:
+        return [text]
+    size = math.ceil(len(text) / n)
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def arguments_text(call: ScriptedCall) -> str:
+    """Arguments as the JSON text OpenAI-likes send; a str is sent verbatim."""
+    if isinstance(call.arguments, str):
+        return call.arguments
+    return json.dumps(call.arguments, ensure_ascii=False)
+
+
+def resolve_stop(script: Script) -> str:
+    """The unified stop reason, with "auto" resolved from the presence of tool calls."""
+    if script.stop_reason == "auto":
+        return "tool_use" if script.tool_calls else "end_turn"
+    return script.stop_reason
+
+
+def script_usage(script: Script) -> tuple[int, int]:
+    """(input_tokens, output_tokens), defaults filled in."""
+    usage = {**DEFAULT_USAGE, **(script.usage or {})}
+    return int(usage["input_tokens"]), int(usage["output_tokens"])
+
+
+def sse(data: Any, event: str | None = None) -> bytes:
+    """One server-sent event: ``data: <json>`` (after ``event:`` when named)."""
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+class OpenAIRenderer:
+    """Renders Scripts as OpenAI's /v1/chat/completions responses."""
+
+    provider = "openai"
+    json_content_type = "application/json"
+    stream_content_type = "text/event-stream; charset=utf-8"
+
+    # -- public interface -------------------------------------------------------------
+
+    def wants_stream(self, req: RecordedRequest) -> bool:
+        return isinstance(req.body, dict) and bool(req.body.get("stream"))
+
+    def render(self, script: Script, req: RecordedRequest) -> Reply:
+        calls = self.with_ids(script.tool_calls)
+        if self.wants_stream(req):
+            chunks, closing = self.stream_chunks(script, req, calls)
+            headers = {"content-type": self.stream_content_type}
+            return Reply(200, headers, chunks=chunks, closing_chunks=closing)
+        body = json.dumps(self.completion(script, req, calls), ensure_ascii=False).encode()
+        return Reply(200, {"content-type": self.json_content_type}, body=body)
+
+    def render_error(self, err: ErrorReply) -> Reply:
+        body = json.dumps(self.error_body(err)).encode()
+        return Reply(err.status, {"content-type": self.json_content_type}, body=body)
+
+    def render_stream_error(self, err: ErrorReply) -> bytes:
+        return sse(self.error_body(err))
+
+    # -- pieces subclasses override ---------------------------------------------------
+
+    def new_call_id(self) -> str:
+        return _ids.openai_call_id()
+
+    def response_id(self) -> str:
+        return _ids.completion_id()
+
+    def finish_reason(self, script: Script) -> str:
+        if script.native_stop_reason is not None:
+            return script.native_stop_reason
+        return _FINISH_REASONS[resolve_stop(script)]
+
+    def usage(self, script: Script) -> dict[str, Any]:
+        prompt, completion = script_usage(script)
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "completion_tokens_details": {
+                "reasoning_tokens": 0,
+                "audio_tokens": 0,
+                "accepted_prediction_tokens": 0,
+                "rejected_prediction_tokens": 0,
+            },
+        }
+
+    def envelope(self, script: Script, req: RecordedRequest, obj: str, rid: str) -> dict[str, Any]:
+        """The fields every response object and stream chunk carries."""
+        return {
+            "id": rid,
+            "object": obj,
+            "created": int(time.time()),
+            "model": self.model(script, req),
+            "service_tier": "default",
+            "system_fingerprint": "fp_mock",
+        }
+
+    def message(self, script: Script, calls: list[ScriptedCall]) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": script.text}
+        if calls:
+            message["tool_calls"] = [self.tool_call(c) for c in calls]
+        message["refusal"] = None
+        message["annotations"] = []
+        return message
+
+    def tool_call(self, call: ScriptedCall, index: int | None = None) -> dict[str, Any]:
+        return {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": arguments_text(call)},
+        }
+
+    def error_body(self, err: ErrorReply) -> dict[str, Any]:
+        kind, code = _ERROR_KINDS.get(err.status, ("server_error", None))
+        return {
+            "error": {
+                "message": err.message,
+                "type": err.error_type or kind,
+                "param": None,
+                "code": code,
+            }
+        }
+
+    def stream_usage_chunks(
+        self, script: Script, req: RecordedRequest, base: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        """OpenAI sends usage in a last chunk with no choices, only when asked to."""
+        options = req.body.get("stream_options") if isinstance(req.body, dict) else None
+        if not (isinstance(options, dict) and options.get("include_usage")):
+            return []
+        return [{**base, "choices": [], "usage": self.usage(script)}]
+
+    def finish_chunk(self, script: Script, base: dict[str, Any]) -> dict[str, Any]:
+        reason = self.finish_reason(script)
+        choice = {"index": 0, "delta": {}, "logprobs": None, "finish_reason": reason}
+        return {**base, "choices": [choice]}
+
+    def first_delta(self, script: Script) -> dict[str, Any]:
+        return {"role": "assistant", "content": "", "refusal": None}
+
+    def call_deltas(self, calls: list[ScriptedCall], script: Script) -> list[dict[str, Any]]:
+        """Tool-call deltas: a header per call (id, name, empty arguments), then argument
+        fragments by ``index``; interleaved across calls when the script asks."""
+        headers = [self.call_header(c, i) for i, c in enumerate(calls)]
+        pieces = [
+            [self.call_fragment(i, p) for p in split_fragments(arguments_text(c), script.fragments)]
+            for i, c in enumerate(calls)
+        ]
+        if not script.interleave:
+            return [d for h, ps in zip(headers, pieces, strict=True) for d in (h, *ps)]
+        out = list(headers)
+        for row in range(max((len(ps) for ps in pieces), default=0)):
+            out.extend(ps[row] for ps in pieces if row < len(ps))
+        return out
+
+    def call_header(self, call: ScriptedCall, index: int) -> dict[str, Any]:
+        fn = {"name": call.name, "arguments": ""}
+        return {"tool_calls": [{"index": index, "id": call.id, "type": "function", "function": fn}]}
+
+    def call_fragment(self, index: int, piece: str) -> dict[str, Any]:
+        return {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
+
+    # -- assembly -----------------------------------------------------------------------
+
+    def model(self, script: Script, req: RecordedRequest) -> str:
+        if script.model:
+            return script.model
+        if isinstance(req.body, dict) and isinstance(req.body.get("model"), str):
+            return str(req.body["model"])
+        return "mock-model"
+
+    def with_ids(self, calls: list[ScriptedCall]) -> list[ScriptedCall]:
+        """The calls, each with an id in this provider's style when it had none."""
+        return [
+            c if c.id is not None else ScriptedCall(c.name, c.arguments, self.new_call_id())
+            for c in calls
+        ]
+
+    def completion(
+        self, script: Script, req: RecordedRequest, calls: list[ScriptedCall]
+    ) -> dict[str, Any]:
+        choice = {
+            "index": 0,
+            "message": self.message(script, calls),
+            "logprobs": None,
+            "finish_reason": self.finish_reason(script),
+        }
+        body = self.envelope(script, req, "chat.completion", self.response_id())
+        return {**body, "choices": [choice], "usage": self.usage(script)}
+
+    def deltas(self, script: Script, calls: list[ScriptedCall]) -> list[dict[str, Any]]:
+        out = [self.first_delta(script)]
+        if script.text:
+            out.extend({"content": p} for p in split_fragments(script.text, script.fragments))
+        out.extend(self.call_deltas(calls, script))
+        return out
+
+    def stream_chunks(
+        self, script: Script, req: RecordedRequest, calls: list[ScriptedCall]
+    ) -> tuple[list[bytes], int]:
+        """The SSE chunks, and how many of them close the stream (finish, usage, [DONE])."""
+        base = self.envelope(script, req, "chat.completion.chunk", self.response_id())
+        content = [
+            {**base, "choices": [{"index": 0, "delta": d, "logprobs": None, "finish_reason": None}]}
+            for d in self.deltas(script, calls)
+        ]
+        closing = [self.finish_chunk(script, base), *self.stream_usage_chunks(script, req, base)]
+        chunks = [sse(e) for e in content + closing] + [b"data: [DONE]\n\n"]
+        return chunks, len(closing) + 1
+
+
+_RENDERER = OpenAIRenderer()
+wants_stream = _RENDERER.wants_stream
+render = _RENDERER.render
+render_error = _RENDERER.render_error
+render_stream_error = _RENDERER.render_stream_error

@@ -1,0 +1,980 @@
+"""AnthropicInterface: converters, the exact wire body, result mapping, recorded exchanges,
+faults and sync/async parity, against MockLLMServer and the real anthropic SDK."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.llm.providers.histories import PRODUCERS, TOOLS, history_from
+from zerda.llm import errors
+from zerda.llm.base import Request
+from zerda.llm.providers import anthropic as mod
+from zerda.llm.providers.anthropic import AnthropicInterface
+from zerda.testing import MockLLMServer
+
+MODEL = "claude-test"
+SECRET = "sk-SECRET-zerda-1234"
+FIXTURES = (
+    Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures" / "recorded" / "anthropic"
+)
+ID_RULE = re.compile(r"^[a-zA-Z0-9_-]+$")
+
+WEATHER_SCHEMA = TOOLS[0]["parameters"]
+TIME_SCHEMA = TOOLS[1]["parameters"]
+NATIVE_TOOLS = [
+    {
+        "name": "get_weather",
+        "description": "Current weather for a city.",
+        "input_schema": WEATHER_SCHEMA,
+    },
+    {"name": "get_time", "description": "Local time in a city.", "input_schema": TIME_SCHEMA},
+]
+THINKING = [
+    {"type": "thinking", "thinking": "The user wants weather.", "signature": "c2lnbmF0dXJl"},
+    {"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"},
+]
+
+
+@pytest.fixture(scope="module")
+def server() -> Any:
+    with MockLLMServer() as s:
+        yield s
+
+
+@pytest.fixture
+def mock(server: MockLLMServer) -> MockLLMServer:
+    server.reset()
+    return server
+
+
+@pytest.fixture(scope="module")
+def shared_llm(server: MockLLMServer) -> AnthropicInterface:
+    # One interface (and SDK client) for the module: building clients is most of a test's CPU.
+    return AnthropicInterface(MODEL, max_retries=0, **server.client_options("anthropic"))
+
+
+@pytest.fixture
+def llm(mock: MockLLMServer, shared_llm: AnthropicInterface) -> AnthropicInterface:
+    return shared_llm
+
+
+@pytest.fixture
+def fresh_llm(mock: MockLLMServer) -> AnthropicInterface:
+    """A new interface: an async SDK client is bound to the event loop of its first call."""
+    return AnthropicInterface(MODEL, max_retries=0, **mock.client_options("anthropic"))
+
+
+def body(mock: MockLLMServer) -> dict[str, Any]:
+    request = mock.last_request("anthropic")
+    assert request.path == "/v1/messages"
+    return request.body
+
+
+def call(id_: str, name: str, arguments: Any) -> dict[str, Any]:
+    return {"id": id_, "name": name, "arguments": arguments}
+
+
+# --- converters -------------------------------------------------------------------------
+
+
+def test_map_messages_merges_roles_and_groups_tool_results() -> None:
+    messages = [
+        {"role": "user", "content": "Hi."},
+        {"role": "user", "content": "Weather and time in Paris?"},
+        {
+            "role": "assistant",
+            "content": "Checking.",
+            "tool_calls": [call("a", "get_weather", {"city": "Paris"}), call("b", "get_time", {})],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "a",
+            "name": "get_weather",
+            "content": {"temp_c": 18},
+            "is_error": False,
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "b",
+            "name": "get_time",
+            "content": "boom",
+            "is_error": True,
+        },
+        {"role": "user", "content": "Also, hurry."},
+    ]
+    assert mod._map_messages(messages) == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Hi."},
+                {"type": "text", "text": "Weather and time in Paris?"},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Checking."},
+                {"type": "tool_use", "id": "a", "name": "get_weather", "input": {"city": "Paris"}},
+                {"type": "tool_use", "id": "b", "name": "get_time", "input": {}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "a", "content": '{"temp_c": 18}'},
+                {"type": "tool_result", "tool_use_id": "b", "content": "boom", "is_error": True},
+                {"type": "text", "text": "Also, hurry."},
+            ],
+        },
+    ]
+
+
+def test_map_messages_drops_empty_text_and_empty_messages() -> None:
+    messages = [
+        {"role": "user", "content": "Hello"},
+        {"role": "assistant", "content": "", "tool_calls": []},
+        {"role": "user", "content": "  "},
+        {"role": "user", "content": "Again"},
+        {"role": "assistant", "content": None, "tool_calls": [call("x", "f", {})]},
+        {"role": "tool", "tool_call_id": "x", "name": "f", "content": "", "is_error": False},
+    ]
+    assert mod._map_messages(messages) == [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "Hello"}, {"type": "text", "text": "Again"}],
+        },
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "x", "name": "f", "input": {}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x"}]},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("output", "text"),
+    [
+        ("plain", "plain"),
+        ({"temp_c": 18, "sky": "clear"}, '{"temp_c": 18, "sky": "clear"}'),
+        ([1, "two"], '[1, "two"]'),
+        ({"city": "Zürich"}, '{"city": "Zürich"}'),
+        (42, "42"),
+        (True, "true"),
+    ],
+)
+def test_tool_output_is_sent_as_text(output: Any, text: str) -> None:
+    result = {
+        "role": "tool",
+        "tool_call_id": "t1",
+        "name": "f",
+        "content": output,
+        "is_error": False,
+    }
+    assert mod._map_tool_result(result) == {
+        "type": "tool_result",
+        "tool_use_id": "t1",
+        "content": text,
+    }
+
+
+def test_thinking_is_sent_before_text_and_tool_use() -> None:
+    message = {
+        "role": "assistant",
+        "content": "Let me check.",
+        "tool_calls": [call("toolu_1", "get_weather", {"city": "Paris"})],
+        "provider_data": {
+            "anthropic": {"thinking": THINKING},
+            "gemini": {"thought_signatures": ["x"]},
+        },
+    }
+    assert mod._map_messages([message]) == [
+        {
+            "role": "assistant",
+            "content": [
+                *THINKING,
+                {"type": "text", "text": "Let me check."},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_1",
+                    "name": "get_weather",
+                    "input": {"city": "Paris"},
+                },
+            ],
+        }
+    ]
+
+
+def test_merged_assistant_turns_keep_thinking_first() -> None:
+    messages = [
+        {"role": "assistant", "content": "First.", "tool_calls": []},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call("t", "f", {})],
+            "provider_data": {"anthropic": {"thinking": THINKING[:1]}},
+        },
+    ]
+    assert mod._map_messages(messages) == [
+        {
+            "role": "assistant",
+            "content": [
+                THINKING[0],
+                {"type": "text", "text": "First."},
+                {"type": "tool_use", "id": "t", "name": "f", "input": {}},
+            ],
+        }
+    ]
+
+
+def test_map_messages_does_not_mutate_input() -> None:
+    messages = [
+        {"role": "user", "content": "a"},
+        {"role": "user", "content": "b"},
+        {
+            "role": "assistant",
+            "content": "c",
+            "tool_calls": [],
+            "provider_data": {"anthropic": {"thinking": THINKING}},
+        },
+    ]
+    snapshot = json.loads(json.dumps(messages))
+    mod._map_messages(messages)
+    assert messages == snapshot
+
+
+@pytest.mark.parametrize(
+    ("choice", "parallel", "expected"),
+    [
+        (None, None, None),
+        ("auto", None, {"type": "auto"}),
+        ("none", None, {"type": "none"}),
+        ("required", None, {"type": "any"}),
+        ({"name": "get_weather"}, None, {"type": "tool", "name": "get_weather"}),
+        (None, False, {"type": "auto", "disable_parallel_tool_use": True}),
+        ("auto", False, {"type": "auto", "disable_parallel_tool_use": True}),
+        ("required", False, {"type": "any", "disable_parallel_tool_use": True}),
+        (
+            {"name": "get_time"},
+            False,
+            {"type": "tool", "name": "get_time", "disable_parallel_tool_use": True},
+        ),
+        ("none", False, {"type": "none"}),
+        (None, True, None),
+    ],
+)
+def test_map_tool_choice(choice: Any, parallel: bool | None, expected: Any) -> None:
+    assert mod._map_tool_choice(choice, parallel, True) == expected
+
+
+def test_map_tool_choice_without_tools_is_left_out() -> None:
+    assert mod._map_tool_choice("auto", False, False) is None
+
+
+def test_map_options() -> None:
+    req = Request(
+        None, [], None, None, max_tokens=50, temperature=0.2, top_p=0.9, stop=["END", "STOP"]
+    )
+    assert mod._map_options(req, 4096) == {
+        "max_tokens": 50,
+        "stop_sequences": ["END", "STOP"],
+        "extra_body": {"temperature": 0.2, "top_p": 0.9},
+    }
+    assert mod._map_options(Request(None, [], None, None), 4096) == {"max_tokens": 4096}
+
+
+def test_map_tools() -> None:
+    assert mod._map_tools(TOOLS) == NATIVE_TOOLS
+    assert mod._map_tools(None) is None
+
+
+def test_tool_id_keeps_valid_ids_and_maps_foreign_ones(llm: AnthropicInterface) -> None:
+    assert llm._tool_id("toolu_01A09q90qw90lq917835lq9", 2, 0) == "toolu_01A09q90qw90lq917835lq9"
+    assert llm._tool_id("functions.get_weather:0", 2, 0) == "functions_get_weather_0"
+    assert llm._tool_id(None, 2, 1) == "call_2_1"
+
+
+# --- the wire -----------------------------------------------------------------------------
+
+
+def test_plain_prompt_body(llm: AnthropicInterface, mock: MockLLMServer) -> None:
+    mock.enqueue("anthropic", text="Hi!")
+    llm.generate("Hello")
+    assert body(mock) == {
+        "model": MODEL,
+        "max_tokens": 4096,
+        "messages": [{"role": "user", "content": "Hello"}],
+    }
+
+
+def test_system_prompt_body(llm: AnthropicInterface, mock: MockLLMServer) -> None:
+    mock.enqueue("anthropic", text="Hi!")
+    llm.generate(
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello"}],
+        system="Be kind.",
+    )
+    assert body(mock) == {
+        "model": MODEL,
+        "max_tokens": 4096,
+        "system": "Be kind.\n\nBe brief.",
+        "messages": [{"role": "user", "content": "Hello"}],
+    }
+
+
+def test_tools_body(llm: AnthropicInterface, mock: MockLLMServer) -> None:
+    mock.enqueue("anthropic", text="ok")
+    llm.generate("Weather?", tools=TOOLS)
+    assert body(mock) == {
+        "model": MODEL,
+        "max_tokens": 4096,
+        "messages": [{"role": "user", "content": "Weather?"}],
+        "tools": NATIVE_TOOLS,
+    }
+
+
+@pytest.mark.parametrize(
+    ("choice", "parallel", "expected"),
+    [
+        ("auto", None, {"type": "auto"}),
+        ("none", None, {"type": "none"}),
+        ("required", None, {"type": "any"}),
+        ("get_time", None, {"type": "tool", "name": "get_time"}),
+        ({"name": "get_time"}, None, {"type": "tool", "name": "get_time"}),
+        (
+            {"type": "function", "function": {"name": "get_weather"}},
+            None,
+            {"type": "tool", "name": "get_weather"},
+        ),
+        (None, False, {"type": "auto", "disable_parallel_tool_use": True}),
+        ("required", False, {"type": "any", "disable_parallel_tool_use": True}),
+    ],
+)
+def test_tool_choice_body(
+    llm: AnthropicInterface,
+    mock: MockLLMServer,
+    choice: Any,
+    parallel: bool | None,
+    expected: dict[str, Any],
+) -> None:
+    mock.enqueue("anthropic", text="ok")
+    result = llm.generate("Weather?", tools=TOOLS, tool_choice=choice, parallel_tool_calls=parallel)
+    assert result["stop_reason"] == "end_turn"
+    assert body(mock) == {
+        "model": MODEL,
+        "max_tokens": 4096,
+        "messages": [{"role": "user", "content": "Weather?"}],
+        "tools": NATIVE_TOOLS,
+        "tool_choice": expected,
+    }
+
+
+def test_options_body(llm: AnthropicInterface, mock: MockLLMServer) -> None:
+    mock.enqueue("anthropic", text="ok")
+    llm.generate(
+        "Hi", max_tokens=64, temperature=0.3, top_p=0.8, stop="END", metadata={"user_id": "u1"}
+    )
+    assert body(mock) == {
+        "model": MODEL,
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": "Hi"}],
+        "temperature": 0.3,
+        "top_p": 0.8,
+        "stop_sequences": ["END"],
+        "metadata": {"user_id": "u1"},
+    }
+
+
+def test_native_extra_body_is_merged(llm: AnthropicInterface, mock: MockLLMServer) -> None:
+    mock.enqueue("anthropic", text="ok")
+    llm.generate("Hi", temperature=0.3, extra_body={"top_k": 5, "temperature": 0.9})
+    assert body(mock) == {
+        "model": MODEL,
+        "max_tokens": 4096,
+        "messages": [{"role": "user", "content": "Hi"}],
+        "temperature": 0.9,
+        "top_k": 5,
+    }
+
+
+def test_default_max_tokens_option(mock: MockLLMServer) -> None:
+    llm = AnthropicInterface(
+        MODEL, max_retries=0, default_max_tokens=1000, **mock.client_options("anthropic")
+    )
+    mock.enqueue("anthropic", text="ok")
+    llm.generate("Hi")
+    assert body(mock)["max_tokens"] == 1000
+
+
+def _history_body(first: str, second: str) -> dict[str, Any]:
+    return {
+        "model": MODEL,
+        "max_tokens": 4096,
+        "system": "You are terse.",
+        "tools": NATIVE_TOOLS,
+        "messages": [
+            {"role": "user", "content": "Weather and time in Paris?"},
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": first,
+                        "name": "get_weather",
+                        "input": {"city": "Paris"},
+                    },
+                    {
+                        "type": "tool_use",
+                        "id": second,
+                        "name": "get_time",
+                        "input": {"city": "Paris"},
+                    },
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": first,
+                        "content": '{"temp_c": 18, "sky": "clear"}',
+                    },
+                    {"type": "tool_result", "tool_use_id": second, "content": "14:05"},
+                ],
+            },
+            {"role": "assistant", "content": "18°C and clear; it is 14:05."},
+            {"role": "user", "content": "Thanks. And tomorrow?"},
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("producer", "first", "second"),
+    [
+        ("anthropic", "toolu_01A09q90qw90lq917835lq9", "toolu_01B18r81rx81mr826724mr8"),
+        ("openai", "call_a1B2c3D4e5F6g7H8i9J0k1L2", "call_m3N4o5P6q7R8s9T0u1V2w3X4"),
+        ("gemini", "call_2_0", "call_2_1"),
+        ("ollama", "call_2_0", "call_2_1"),
+    ],
+)
+def test_history_body_exact(
+    llm: AnthropicInterface, mock: MockLLMServer, producer: str, first: str, second: str
+) -> None:
+    mock.enqueue("anthropic", text="Sunny.")
+    result = llm.generate(history_from(producer), tools=TOOLS)
+    assert result["content"] == "Sunny."
+    assert body(mock) == _history_body(first, second)
+
+
+def assert_well_formed(native: dict[str, Any]) -> None:
+    """The rules the Messages API enforces on a history."""
+    messages = native["messages"]
+    roles = [m["role"] for m in messages]
+    assert roles[0] == "user"
+    assert all(a != b for a, b in zip(roles, roles[1:], strict=False)), roles
+    for i, message in enumerate(messages):
+        blocks = message["content"]
+        if isinstance(blocks, str):
+            assert blocks.strip()
+            continue
+        for block in blocks:
+            assert block["type"] != "text" or block["text"].strip()
+            assert (
+                block["type"] not in ("thinking", "redacted_thinking")
+                or message["role"] == "assistant"
+            )
+        uses = [b["id"] for b in blocks if b["type"] == "tool_use"]
+        assert all(ID_RULE.match(u) for u in uses)
+        if uses:
+            reply = messages[i + 1]["content"]
+            answered = [b["tool_use_id"] for b in reply[: len(uses)] if b["type"] == "tool_result"]
+            assert answered == uses
+
+
+@pytest.mark.parametrize("producer", PRODUCERS)
+def test_history_from_every_producer_is_well_formed(
+    llm: AnthropicInterface, mock: MockLLMServer, producer: str
+) -> None:
+    mock.enqueue("anthropic", text="Sunny.")
+    result = llm.generate(history_from(producer), tools=TOOLS)
+    assert result["stop_reason"] == "end_turn"
+    sent = body(mock)
+    assert_well_formed(sent)
+    assert sent["system"] == "You are terse."
+    assert "thinking" not in json.dumps(sent)
+
+
+def test_foreign_invalid_ids_are_mapped_for_call_and_result(
+    llm: AnthropicInterface, mock: MockLLMServer
+) -> None:
+    history = [
+        {"role": "user", "content": "Weather in Paris and Rome?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                call("functions.get_weather:0", "get_weather", {"city": "Paris"}),
+                call("functions/get_weather:0", "get_weather", {"city": "Rome"}),
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "functions/get_weather:0",
+            "name": "get_weather",
+            "content": "rain",
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "functions.get_weather:0",
+            "name": "get_weather",
+            "content": "sun",
+        },
+    ]
+    mock.enqueue("anthropic", text="ok")
+    llm.generate(history, tools=TOOLS)
+    assert body(mock)["messages"][1:] == [
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "functions_get_weather_0",
+                    "name": "get_weather",
+                    "input": {"city": "Paris"},
+                },
+                {
+                    "type": "tool_use",
+                    "id": "functions_get_weather_0_1",
+                    "name": "get_weather",
+                    "input": {"city": "Rome"},
+                },
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "functions_get_weather_0_1",
+                    "content": "rain",
+                },
+                {"type": "tool_result", "tool_use_id": "functions_get_weather_0", "content": "sun"},
+            ],
+        },
+    ]
+
+
+def test_thinking_round_trip(llm: AnthropicInterface, mock: MockLLMServer) -> None:
+    mock.enqueue(
+        "anthropic",
+        text="Checking.",
+        tool_calls=[{"id": "toolu_01", "name": "get_weather", "arguments": {"city": "Paris"}}],
+        provider_data={"anthropic": {"thinking": THINKING}},
+    )
+    first = llm.generate("Weather in Paris?", tools=TOOLS)
+    assert first["provider_data"] == {"anthropic": {"thinking": THINKING}}
+    assert first["message"]["provider_data"] == {"anthropic": {"thinking": THINKING}}
+    assert first["content"] == "Checking."
+    history = [
+        {"role": "user", "content": "Weather in Paris?"},
+        first["message"],
+        {"role": "tool", "tool_call_id": "toolu_01", "name": "get_weather", "content": "sunny"},
+    ]
+    mock.enqueue("anthropic", text="Sunny.")
+    llm.generate(history, tools=TOOLS)
+    assert body(mock)["messages"] == [
+        {"role": "user", "content": "Weather in Paris?"},
+        {
+            "role": "assistant",
+            "content": [
+                *THINKING,
+                {"type": "text", "text": "Checking."},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_01",
+                    "name": "get_weather",
+                    "input": {"city": "Paris"},
+                },
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": "sunny"}],
+        },
+    ]
+
+
+# --- results ------------------------------------------------------------------------------
+
+
+def test_text_result(llm: AnthropicInterface, mock: MockLLMServer) -> None:
+    mock.enqueue("anthropic", text="Hello there.", usage={"input_tokens": 3, "output_tokens": 4})
+    assert llm.generate("Hi") == {
+        "content": "Hello there.",
+        "tool_calls": [],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 3, "output_tokens": 4},
+        "message": {"role": "assistant", "content": "Hello there.", "tool_calls": []},
+    }
+
+
+def test_tool_calls_result(llm: AnthropicInterface, mock: MockLLMServer) -> None:
+    calls = [call("toolu_01", "get_weather", {"city": "Paris"}), call("toolu_02", "get_time", {})]
+    mock.enqueue("anthropic", text="Let me check.", tool_calls=calls)
+    assert llm.generate("Weather?", tools=TOOLS) == {
+        "content": "Let me check.",
+        "tool_calls": calls,
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "message": {"role": "assistant", "content": "Let me check.", "tool_calls": calls},
+    }
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        ({"stop_reason": "end_turn"}, "end_turn"),
+        ({"stop_reason": "max_tokens"}, "max_tokens"),
+        ({"stop_reason": "stop_sequence"}, "stop_sequence"),
+        ({"stop_reason": "content_filter"}, "content_filter"),
+        ({"native_stop_reason": "refusal"}, "content_filter"),
+        ({"native_stop_reason": "pause_turn"}, "other"),
+        ({"native_stop_reason": "model_context_window_exceeded"}, "other"),
+        ({"stop_reason": "end_turn", "tool_calls": [{"name": "f", "arguments": {}}]}, "tool_use"),
+    ],
+)
+def test_stop_reasons(
+    llm: AnthropicInterface, mock: MockLLMServer, script: dict[str, Any], expected: str
+) -> None:
+    mock.enqueue("anthropic", text="x", **script)
+    assert llm.generate("Hi", stop=["STOP"])["stop_reason"] == expected
+
+
+def test_thinking_only_result(llm: AnthropicInterface, mock: MockLLMServer) -> None:
+    mock.enqueue(
+        "anthropic", provider_data={"anthropic": {"thinking": THINKING}}, stop_reason="max_tokens"
+    )
+    assert llm.generate("Think.") == {
+        "content": None,
+        "tool_calls": [],
+        "stop_reason": "max_tokens",
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "message": {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [],
+            "provider_data": {"anthropic": {"thinking": THINKING}},
+        },
+        "provider_data": {"anthropic": {"thinking": THINKING}},
+    }
+
+
+# --- recorded exchanges -------------------------------------------------------------------
+
+
+def _recorded(streaming: bool) -> list[Any]:
+    if not FIXTURES.is_dir():
+        return [pytest.param(None, marks=pytest.mark.skip(reason="shared/fixtures is absent"))]
+    files = sorted(FIXTURES.glob("*.json"))
+    chosen = [f for f in files if json.loads(f.read_text())["streaming"] == streaming]
+    return [pytest.param(f, id=f.stem) for f in chosen]
+
+
+def expected_calls(fixture: dict[str, Any]) -> list[dict[str, Any]]:
+    """The recording's tool calls, arguments parsed (some recordings keep them as text)."""
+    out = []
+    for c in fixture["derived"]["tool_calls"]:
+        args = c["arguments"]
+        out.append(
+            {
+                "id": c["id"],
+                "name": c["name"],
+                "arguments": json.loads(args or "{}") if isinstance(args, str) else args,
+            }
+        )
+    return out
+
+
+EXPECTED_STOP = {
+    "end_turn": "end_turn",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "tool_use": "tool_use",
+}
+
+
+def assert_matches_recording(result: dict[str, Any], fixture: dict[str, Any]) -> None:
+    derived = fixture["derived"]
+    if fixture["response"]["status"] >= 400:
+        kind = {400: "invalid_request", 404: "not_found"}[fixture["response"]["status"]]
+        assert result["stop_reason"] == "error"
+        assert result["error"]["type"] == kind
+        assert result["error"]["message"] == derived["error"]["message"]
+        return
+    calls = expected_calls(fixture)
+    assert result["tool_calls"] == calls
+    assert (result["content"] or "") == derived["text"]
+    assert result["stop_reason"] == (
+        "tool_use" if calls else EXPECTED_STOP[derived["finish_reason"]]
+    )
+    usage = derived["usage"]
+    assert result["usage"] == {
+        "input_tokens": usage["input_tokens"],
+        "output_tokens": usage["output_tokens"],
+    }
+
+
+@pytest.mark.parametrize("path", _recorded(streaming=False))
+def test_recorded_response(llm: AnthropicInterface, mock: MockLLMServer, path: Path) -> None:
+    fixture = json.loads(path.read_text())
+    mock.enqueue_recorded(fixture, "anthropic")
+    result = llm.generate("replay")
+    assert_matches_recording(result, fixture)
+    json.dumps(result)  # plain data only
+
+
+# --- faults -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "kind", "retryable"),
+    [
+        (400, "invalid_request", False),
+        (401, "authentication", False),
+        (403, "permission", False),
+        (404, "not_found", False),
+        (429, "rate_limit", True),
+        (500, "server", True),
+        (529, "server", True),
+    ],
+)
+def test_http_errors(
+    llm: AnthropicInterface, mock: MockLLMServer, status: int, kind: str, retryable: bool
+) -> None:
+    mock.enqueue_error(status, "anthropic", message="it failed")
+    assert llm.generate("Hi") == {
+        "content": None,
+        "tool_calls": [],
+        "stop_reason": "error",
+        "usage": None,
+        "message": None,
+        "error": {
+            "type": kind,
+            "message": "it failed",
+            "status_code": status,
+            "provider": "anthropic",
+            "retryable": retryable,
+        },
+    }
+
+
+def test_rate_limit_is_retried_after_retry_after(mock: MockLLMServer) -> None:
+    llm = AnthropicInterface(MODEL, max_retries=2, **mock.client_options("anthropic"))
+    mock.enqueue_error(429, "anthropic", message="slow down", retry_after=0.05)
+    mock.enqueue_error(529, "anthropic", message="overloaded", retry_after=0.05)
+    mock.enqueue("anthropic", text="finally")
+    assert llm.generate("Hi")["content"] == "finally"
+    assert len(mock.requests_for("anthropic")) == 3
+
+
+def test_retries_give_up_after_max_retries(mock: MockLLMServer) -> None:
+    llm = AnthropicInterface(MODEL, max_retries=1, **mock.client_options("anthropic"))
+    for _ in range(3):
+        mock.enqueue_error(500, "anthropic", message="down", retry_after=0.05)
+    assert llm.generate("Hi")["error"]["type"] == "server"
+    assert len(mock.requests_for("anthropic")) == 2
+
+
+def test_timeout(mock: MockLLMServer) -> None:
+    llm = AnthropicInterface(MODEL, max_retries=0, timeout=0.2, **mock.client_options("anthropic"))
+    mock.enqueue_fault("hang", "anthropic", delay=0.6)
+    error = llm.generate("Hi")["error"]
+    assert (error["type"], error["retryable"], error["status_code"]) == ("timeout", True, None)
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind"), [("drop", "connection"), ("malformed", "unknown"), ("empty", "unknown")]
+)
+def test_transport_faults(
+    llm: AnthropicInterface, mock: MockLLMServer, fault: str, kind: str
+) -> None:
+    mock.enqueue_fault(fault, "anthropic")
+    result = llm.generate("Hi")
+    assert result["stop_reason"] == "error"
+    assert result["error"]["type"] == kind
+    assert result["error"]["provider"] == "anthropic"
+
+
+def test_malformed_body_says_so(llm: AnthropicInterface, mock: MockLLMServer) -> None:
+    mock.enqueue("anthropic", text="x", invalid_json_body=True)
+    assert llm.generate("Hi")["error"]["message"].startswith(
+        "anthropic sent a response that is not valid JSON"
+    )
+
+
+def test_raise_errors_gives_typed_exception(mock: MockLLMServer) -> None:
+    import anthropic
+
+    llm = AnthropicInterface(
+        MODEL, max_retries=0, raise_errors=True, **mock.client_options("anthropic")
+    )
+    mock.enqueue_error(429, "anthropic", message="slow down")
+    with pytest.raises(errors.RateLimitError) as info:
+        llm.generate("Hi")
+    assert (info.value.status_code, info.value.provider, info.value.retryable) == (
+        429,
+        "anthropic",
+        True,
+    )
+    assert isinstance(info.value.__cause__, anthropic.RateLimitError)
+    mock.enqueue_error(401, "anthropic")
+    assert llm.generate("Hi", raise_errors=False)["error"]["type"] == "authentication"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "messages"),
+    [
+        ({"tools": [{"description": "no name"}]}, "Hi"),
+        ({}, [{"role": "robot", "content": "Hi"}]),
+        ({"tools": TOOLS, "tool_choice": "get_stock"}, "Hi"),
+        ({"tools": [{"name": "bad name!", "parameters": {}}]}, "Hi"),
+    ],
+)
+def test_bad_input_sends_nothing(
+    llm: AnthropicInterface, mock: MockLLMServer, kwargs: dict[str, Any], messages: Any
+) -> None:
+    result = llm.generate(messages, **kwargs)
+    assert result["error"]["type"] == "invalid_request"
+    assert mock.requests == []
+    with pytest.raises(errors.InvalidRequestError):
+        llm.generate(messages, raise_errors=True, **kwargs)
+
+
+def test_api_key_never_shown(mock: MockLLMServer) -> None:
+    options = {**mock.client_options("anthropic"), "api_key": SECRET}
+    llm = AnthropicInterface(MODEL, max_retries=0, **options)
+    assert SECRET not in repr(llm) and SECRET not in str(llm)
+    mock.enqueue_error(401, "anthropic", message=f"invalid x-api-key: {SECRET}")
+    result = llm.generate("Hi")
+    assert result["error"]["type"] == "authentication"
+    assert SECRET not in json.dumps(result)
+    mock.enqueue_error(401, "anthropic", message=f"invalid x-api-key: {SECRET}")
+    with pytest.raises(errors.AuthenticationError) as info:
+        llm.generate("Hi", raise_errors=True)
+    assert SECRET not in str(info.value) and SECRET not in repr(info.value)
+
+
+def test_key_from_environment(mock: MockLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    llm = AnthropicInterface(MODEL, base_url=mock.base_url("anthropic"), max_retries=0)
+    mock.enqueue("anthropic", text="ok")
+    assert llm.generate("Hi")["content"] == "ok"
+    assert SECRET not in repr(llm)
+
+
+def test_missing_key_is_an_authentication_error(
+    mock: MockLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    llm = AnthropicInterface(MODEL, base_url=mock.base_url("anthropic"))
+    error = llm.generate("Hi")["error"]
+    assert error["type"] == "authentication" and "ANTHROPIC_API_KEY" in error["message"]
+    assert mock.requests == []
+
+
+# --- clients and parity -------------------------------------------------------------------
+
+
+def test_client_is_built_once(llm: AnthropicInterface, mock: MockLLMServer) -> None:
+    import anthropic
+
+    assert llm.client is llm.client
+    assert isinstance(llm.client, anthropic.Anthropic)
+    assert llm.client.max_retries == 0
+
+
+async def test_ready_async_client(mock: MockLLMServer) -> None:
+    import anthropic
+
+    client = anthropic.AsyncAnthropic(**mock.sdk_client_kwargs("anthropic"), max_retries=0)
+    llm = AnthropicInterface(MODEL, client=client)
+    assert llm.async_client is client
+    mock.enqueue("anthropic", text="async hi")
+    assert (await llm.generate_async("Hi"))["content"] == "async hi"
+
+
+def test_ready_sync_client(mock: MockLLMServer) -> None:
+    import anthropic
+
+    client = anthropic.Anthropic(**mock.sdk_client_kwargs("anthropic"), max_retries=0)
+    llm = AnthropicInterface(MODEL, client=client)
+    mock.enqueue("anthropic", text="sync hi")
+    assert llm.generate("Hi")["content"] == "sync hi"
+    assert llm.client is client
+
+
+PARITY_SCRIPTS = [
+    {"text": "Just text.", "usage": {"input_tokens": 7, "output_tokens": 2}},
+    {
+        "text": "Calling.",
+        "tool_calls": [
+            call("toolu_a", "get_weather", {"city": "Oslo"}),
+            call("toolu_b", "get_time", {}),
+        ],
+    },
+    {
+        "provider_data": {"anthropic": {"thinking": THINKING}},
+        "tool_calls": [call("toolu_c", "get_time", {"city": "Rome"})],
+    },
+    {"text": "Cut", "stop_reason": "max_tokens"},
+]
+
+
+@pytest.mark.parametrize("script", PARITY_SCRIPTS)
+async def test_generate_async_parity(
+    fresh_llm: AnthropicInterface, mock: MockLLMServer, script: dict[str, Any]
+) -> None:
+    llm = fresh_llm
+    mock.enqueue("anthropic", **script)
+    mock.enqueue("anthropic", **script)
+    sync_result = llm.generate("Go", tools=TOOLS)
+    sync_body = body(mock)
+    async_result = await llm.generate_async("Go", tools=TOOLS)
+    assert async_result == sync_result
+    assert body(mock) == sync_body
+
+
+async def test_async_errors_match_sync(fresh_llm: AnthropicInterface, mock: MockLLMServer) -> None:
+    llm = fresh_llm
+    mock.enqueue_error(404, "anthropic", message="model: nope")
+    mock.enqueue_error(404, "anthropic", message="model: nope")
+    assert await llm.generate_async("Hi") == llm.generate("Hi")
+
+
+def test_unknown_option_fails_at_construction() -> None:
+    with pytest.raises(TypeError, match="regoin"):
+        AnthropicInterface(MODEL, api_key="k", regoin="us")
+
+
+def test_client_options_reach_the_sdk_client(mock: MockLLMServer) -> None:
+    llm = AnthropicInterface(
+        MODEL,
+        max_retries=0,
+        default_headers={"x-team": "zerda"},
+        **mock.client_options("anthropic"),
+    )
+    mock.enqueue("anthropic", text="ok")
+    llm.generate("Hi")
+    assert mock.last_request("anthropic").headers["x-team"] == "zerda"
+
+
+def test_importing_the_module_does_not_import_the_sdk() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, zerda.llm.providers.anthropic; print('anthropic' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -1,0 +1,955 @@
+"""AWSInterface (Bedrock Converse): converters, the exact request boto3 sends, result
+mapping, recorded exchanges, faults, async parity and concurrency. Streaming is in
+test_aws_stream.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.llm.providers.histories import PRODUCERS, TOOLS, history_from
+from zerda.llm.errors import (
+    AuthenticationError,
+    InvalidRequestError,
+    RateLimitError,
+    ServerError,
+)
+from zerda.llm.providers.aws import AWSInterface, _map_messages, _map_tool_output
+from zerda.testing import MockLLMServer
+
+MODEL = "us.amazon.nova-micro-v1:0"
+SECRET = "sk-SECRET-zerda-1234"
+NAME = r"^[a-zA-Z0-9_-]{1,64}$"
+FIXTURES = (
+    Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures" / "recorded" / "bedrock"
+)
+
+WEATHER = [
+    {
+        "name": "get_weather",
+        "description": "Weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    }
+]
+WEATHER_SPEC = {
+    "toolSpec": {
+        "name": "get_weather",
+        "description": "Weather",
+        "inputSchema": {"json": {"type": "object", "properties": {"city": {"type": "string"}}}},
+    }
+}
+
+
+@pytest.fixture(scope="module")
+def module_server() -> Iterator[MockLLMServer]:
+    with MockLLMServer() as server:
+        yield server
+
+
+@pytest.fixture
+def server(module_server: MockLLMServer) -> MockLLMServer:
+    module_server.reset()
+    return module_server
+
+
+def make(server: MockLLMServer, **options: Any) -> AWSInterface:
+    options.setdefault("max_retries", 0)
+    return AWSInterface(MODEL, **{**server.client_options("bedrock"), **options})
+
+
+@pytest.fixture(scope="module")
+def module_llm(module_server: MockLLMServer) -> AWSInterface:
+    return make(module_server)  # one boto3 client: building one costs ~0.1 s
+
+
+@pytest.fixture
+def llm(server: MockLLMServer, module_llm: AWSInterface) -> AWSInterface:
+    return module_llm
+
+
+def sent(server: MockLLMServer, llm: AWSInterface, messages: Any, **kwargs: Any) -> dict[str, Any]:
+    """The body boto3 sent for one generate call."""
+    server.enqueue("bedrock", text="ok")
+    llm.generate(messages, raise_errors=True, **kwargs)
+    body: dict[str, Any] = server.last_request("bedrock").body
+    return body
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"text": text}]}
+
+
+# --- converters ---------------------------------------------------------------------------
+
+
+def test_map_messages_merges_turns_and_groups_tool_results() -> None:
+    messages = [
+        {"role": "user", "content": "a"},
+        {"role": "user", "content": "b"},
+        {
+            "role": "assistant",
+            "content": "calling",
+            "tool_calls": [
+                {"id": "t1", "name": "f", "arguments": {"x": 1}},
+                {"id": "t2", "name": "g", "arguments": {}},
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "t1",
+            "name": "f",
+            "content": {"ok": True},
+            "is_error": False,
+        },
+        {"role": "tool", "tool_call_id": "t2", "name": "g", "content": "boom", "is_error": True},
+        {"role": "user", "content": "and now?"},
+        {"role": "assistant", "content": "", "tool_calls": []},
+        {"role": "assistant", "content": "done", "tool_calls": []},
+    ]
+    assert _map_messages(messages, NAME) == [
+        {"role": "user", "content": [{"text": "a"}, {"text": "b"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"text": "calling"},
+                {"toolUse": {"toolUseId": "t1", "name": "f", "input": {"x": 1}}},
+                {"toolUse": {"toolUseId": "t2", "name": "g", "input": {}}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"toolResult": {"toolUseId": "t1", "content": [{"json": {"ok": True}}]}},
+                {
+                    "toolResult": {
+                        "toolUseId": "t2",
+                        "content": [{"text": "boom"}],
+                        "status": "error",
+                    }
+                },
+                {"text": "and now?"},
+            ],
+        },
+        {"role": "assistant", "content": [{"text": "done"}]},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("output", "block"),
+    [
+        ({"a": 1}, {"json": {"a": 1}}),
+        ([1, 2], {"json": {"result": [1, 2]}}),
+        ("text", {"text": "text"}),
+        ("", {"text": "(empty)"}),
+        ("  ", {"text": "(empty)"}),
+        (42, {"text": "42"}),
+    ],
+)
+def test_map_tool_output(output: Any, block: dict[str, Any]) -> None:
+    assert _map_tool_output(output) == block
+
+
+def test_map_messages_never_mutates_input() -> None:
+    messages = [{"role": "user", "content": "hi"}]
+    copy = json.loads(json.dumps(messages))
+    _map_messages(messages, NAME)
+    assert messages == copy
+
+
+@pytest.mark.parametrize(
+    ("orig", "expected"),
+    [
+        ("tooluse_abc-DEF_1", "tooluse_abc-DEF_1"),
+        ("functions.get_temperature:0", "functions_get_temperature_0"),
+        (None, "tooluse_2_1"),
+    ],
+)
+def test_tool_id_mapping(llm: AWSInterface, orig: str | None, expected: str) -> None:
+    assert llm._tool_id(orig, 2, 1) == expected
+
+
+def test_tool_id_too_long_is_shortened_deterministically(llm: AWSInterface) -> None:
+    long_id = "x" * 80
+    mapped = llm._tool_id(long_id, 0, 0)
+    assert mapped == llm._tool_id(long_id, 0, 0)
+    assert mapped is not None and re.match(NAME, mapped) and len(mapped) == 64
+
+
+# --- construction ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def no_aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for key in (
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_PROFILE",
+        "AWS_DEFAULT_PROFILE",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_BEARER_TOKEN_BEDROCK",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+    ):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+def test_region_is_required(no_aws_env: None) -> None:
+    with pytest.raises(ValueError, match="needs a region"):
+        AWSInterface(MODEL)
+
+
+def test_region_order(no_aws_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    assert AWSInterface(MODEL).region == "eu-west-1"
+    monkeypatch.setenv("AWS_REGION", "eu-central-1")
+    assert AWSInterface(MODEL).region == "eu-central-1"
+    assert AWSInterface(MODEL, region="ap-south-1").region == "ap-south-1"
+
+
+def test_api_key_is_refused_with_guidance() -> None:
+    with pytest.raises(ValueError, match="AWS_BEARER_TOKEN_BEDROCK"):
+        AWSInterface(MODEL, region="us-east-1", api_key="k")
+
+
+def test_client_config_from_options(server: MockLLMServer) -> None:
+    llm = make(server, max_retries=3, timeout=7.5, pool_size=80)
+    config = llm.client.meta.config
+    assert config.retries == {"total_max_attempts": 4, "mode": "standard"}
+    assert (config.read_timeout, config.connect_timeout) == (7.5, 7.5)
+    assert config.max_pool_connections == 80
+    assert llm.client.meta.endpoint_url == server.base_url("bedrock")
+    assert llm.client.meta.region_name == "us-east-1"
+    assert llm.client is llm.client and llm.async_client is llm.client
+
+
+def test_extra_options_reach_the_client(server: MockLLMServer) -> None:
+    from botocore.config import Config
+
+    llm = make(server, config=Config(read_timeout=3, user_agent_extra="zerda-test"), verify=False)
+    config = llm.client.meta.config
+    assert (config.read_timeout, config.user_agent_extra) == (3, "zerda-test")
+    assert config.retries == {"total_max_attempts": 1, "mode": "standard"}
+
+
+def test_ready_client_is_used(server: MockLLMServer, no_aws_env: None) -> None:
+    import boto3
+
+    client = boto3.client(**server.sdk_client_kwargs("bedrock"))
+    llm = AWSInterface(MODEL, client=client)
+    server.enqueue("bedrock", text="hi")
+    assert llm.generate("q")["content"] == "hi"
+    assert llm.client is client
+
+
+def test_secrets_never_shown(server: MockLLMServer) -> None:
+    llm = make(server, aws_secret_access_key=SECRET, aws_session_token="tok-SECRET-5678")
+    assert SECRET not in repr(llm) and "tok-SECRET" not in str(llm)
+    assert SECRET not in repr(vars(llm))
+    server.enqueue_error(400, "bedrock", message=f"echo {SECRET} tok-SECRET-5678")
+    result = llm.generate("hi")
+    assert result["error"]["message"] == "ValidationException: echo *** ***"
+    with pytest.raises(InvalidRequestError) as info:
+        llm.generate("hi", raise_errors=True)
+    assert SECRET not in str(info.value)
+
+
+def test_no_credentials_is_an_authentication_error(no_aws_env: None, server: MockLLMServer) -> None:
+    llm = AWSInterface(
+        MODEL, region="us-east-1", base_url=server.base_url("bedrock"), max_retries=0
+    )
+    result = llm.generate("hi")
+    assert result["error"]["type"] == "authentication"
+    assert "NoCredentialsError" in result["error"]["message"]
+    assert server.requests == []
+
+
+# --- the request on the wire ------------------------------------------------------------------
+
+
+def test_plain_prompt(server: MockLLMServer, llm: AWSInterface) -> None:
+    assert sent(server, llm, "Hello") == {"messages": [user("Hello")]}
+    assert server.last_request("bedrock").path == "/model/us.amazon.nova-micro-v1%3A0/converse"
+
+
+def test_system_prompt(server: MockLLMServer, llm: AWSInterface) -> None:
+    messages = [{"role": "system", "content": "Be terse."}, {"role": "user", "content": "Hi"}]
+    assert sent(server, llm, messages, system="First.") == {
+        "messages": [user("Hi")],
+        "system": [{"text": "First.\n\nBe terse."}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("choice", "native"),
+    [
+        (None, None),
+        ("auto", {"auto": {}}),
+        ("required", {"any": {}}),
+        ("get_weather", {"tool": {"name": "get_weather"}}),
+        ({"name": "get_weather"}, {"tool": {"name": "get_weather"}}),
+        (
+            {"type": "function", "function": {"name": "get_weather"}},
+            {"tool": {"name": "get_weather"}},
+        ),
+    ],
+)
+def test_tools_and_tool_choice(
+    server: MockLLMServer, llm: AWSInterface, choice: Any, native: Any
+) -> None:
+    tool_config: dict[str, Any] = {"tools": [WEATHER_SPEC]}
+    if native is not None:
+        tool_config["toolChoice"] = native
+    assert sent(server, llm, "Hi", tools=WEATHER, tool_choice=choice) == {
+        "messages": [user("Hi")],
+        "toolConfig": tool_config,
+    }
+
+
+def test_tool_choice_none_leaves_tools_out(server: MockLLMServer, llm: AWSInterface) -> None:
+    assert sent(server, llm, "Hi", tools=WEATHER, tool_choice="none") == {"messages": [user("Hi")]}
+
+
+def test_tool_without_description_has_no_description_key(
+    server: MockLLMServer, llm: AWSInterface
+) -> None:
+    body = sent(server, llm, "Hi", tools=[{"name": "ping"}])
+    assert body["toolConfig"] == {
+        "tools": [
+            {
+                "toolSpec": {
+                    "name": "ping",
+                    "inputSchema": {"json": {"type": "object", "properties": {}}},
+                }
+            }
+        ]
+    }
+
+
+def test_options(server: MockLLMServer, llm: AWSInterface) -> None:
+    body = sent(
+        server,
+        llm,
+        "Hi",
+        max_tokens=50,
+        temperature=0.2,
+        top_p=0.9,
+        stop="END",
+        parallel_tool_calls=False,
+    )
+    assert body == {
+        "messages": [user("Hi")],
+        "inferenceConfig": {
+            "maxTokens": 50,
+            "temperature": 0.2,
+            "topP": 0.9,
+            "stopSequences": ["END"],
+        },
+    }
+
+
+def test_native_arguments_pass_through_and_merge(server: MockLLMServer, llm: AWSInterface) -> None:
+    body = sent(
+        server,
+        llm,
+        "Hi",
+        max_tokens=50,
+        inferenceConfig={"temperature": 0.5},
+        additionalModelRequestFields={"top_k": 5},
+    )
+    assert body == {
+        "messages": [user("Hi")],
+        "inferenceConfig": {"maxTokens": 50, "temperature": 0.5},
+        "additionalModelRequestFields": {"top_k": 5},
+    }
+
+
+PARALLEL_HISTORY: list[dict[str, Any]] = [
+    {"role": "user", "content": "Weather in Paris and Rome?"},
+    {
+        "role": "assistant",
+        "content": "Checking.",
+        "tool_calls": [
+            {"id": "tooluse_a", "name": "get_weather", "arguments": {"city": "Paris"}},
+            {"id": "tooluse_b", "name": "get_weather", "arguments": {"city": "Rome"}},
+        ],
+    },
+    {"role": "tool", "tool_call_id": "tooluse_b", "name": "get_weather", "content": ["rain", 12]},
+    {"role": "tool", "tool_call_id": "tooluse_a", "name": "get_weather", "content": "sunny"},
+]
+
+PARALLEL_MESSAGES = [
+    user("Weather in Paris and Rome?"),
+    {
+        "role": "assistant",
+        "content": [
+            {"text": "Checking."},
+            {
+                "toolUse": {
+                    "toolUseId": "tooluse_a",
+                    "name": "get_weather",
+                    "input": {"city": "Paris"},
+                }
+            },
+            {
+                "toolUse": {
+                    "toolUseId": "tooluse_b",
+                    "name": "get_weather",
+                    "input": {"city": "Rome"},
+                }
+            },
+        ],
+    },
+    {
+        "role": "user",
+        "content": [
+            {
+                "toolResult": {
+                    "toolUseId": "tooluse_b",
+                    "content": [{"json": {"result": ["rain", 12]}}],
+                }
+            },
+            {"toolResult": {"toolUseId": "tooluse_a", "content": [{"text": "sunny"}]}},
+        ],
+    },
+]
+
+
+def test_parallel_calls_with_results(server: MockLLMServer, llm: AWSInterface) -> None:
+    assert sent(server, llm, PARALLEL_HISTORY, tools=WEATHER) == {
+        "messages": PARALLEL_MESSAGES,
+        "toolConfig": {"tools": [WEATHER_SPEC]},
+    }
+
+
+HISTORY_TOOLS = {
+    "tools": [{"toolSpec": {"name": "get_weather", "inputSchema": {"json": {"type": "object"}}}}]
+}
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"tools": WEATHER, "tool_choice": "none"}])
+def test_history_with_tool_blocks_always_carries_a_tool_config(
+    server: MockLLMServer, llm: AWSInterface, kwargs: dict[str, Any]
+) -> None:
+    assert sent(server, llm, PARALLEL_HISTORY, **kwargs) == {
+        "messages": PARALLEL_MESSAGES,
+        "toolConfig": HISTORY_TOOLS,
+    }
+
+
+def expected_history(first: str, second: str) -> dict[str, Any]:
+    return {
+        "system": [{"text": "You are terse."}],
+        "messages": [
+            user("Weather and time in Paris?"),
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "toolUse": {
+                            "toolUseId": first,
+                            "name": "get_weather",
+                            "input": {"city": "Paris"},
+                        }
+                    },
+                    {
+                        "toolUse": {
+                            "toolUseId": second,
+                            "name": "get_time",
+                            "input": {"city": "Paris"},
+                        }
+                    },
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "toolResult": {
+                            "toolUseId": first,
+                            "content": [{"json": {"temp_c": 18, "sky": "clear"}}],
+                        }
+                    },
+                    {"toolResult": {"toolUseId": second, "content": [{"text": "14:05"}]}},
+                ],
+            },
+            {"role": "assistant", "content": [{"text": "18°C and clear; it is 14:05."}]},
+            user("Thanks. And tomorrow?"),
+        ],
+        "toolConfig": {
+            "tools": [
+                {
+                    "toolSpec": {
+                        "name": t["name"],
+                        "description": t["description"],
+                        "inputSchema": {"json": t["parameters"]},
+                    }
+                }
+                for t in TOOLS
+            ]
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("producer", "first", "second"),
+    [
+        ("bedrock", "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", "tooluse_pQ2hS9d3Tq6yUe8Wn1Xc4B"),
+        ("openai", "call_a1B2c3D4e5F6g7H8i9J0k1L2", "call_m3N4o5P6q7R8s9T0u1V2w3X4"),
+        ("gemini", "tooluse_2_0", "tooluse_2_1"),
+        ("ollama", "tooluse_2_0", "tooluse_2_1"),
+    ],
+)
+def test_history_from_producer_exact(
+    server: MockLLMServer, llm: AWSInterface, producer: str, first: str, second: str
+) -> None:
+    assert sent(server, llm, history_from(producer), tools=TOOLS) == expected_history(first, second)
+
+
+def check_well_formed(body: dict[str, Any]) -> None:
+    """Bedrock's rules: starts with user, roles alternate, no empty text, ids valid, every
+    toolResult answers a toolUse of the previous assistant turn, toolConfig present."""
+    messages = body["messages"]
+    assert messages[0]["role"] == "user"
+    assert all(a["role"] != b["role"] for a, b in zip(messages, messages[1:], strict=False))
+    previous_ids: set[str] = set()
+    for message in messages:
+        assert message["content"]
+        ids = set()
+        for block in message["content"]:
+            if "text" in block:
+                assert block["text"].strip()
+            if "toolUse" in block:
+                assert re.match(NAME, block["toolUse"]["toolUseId"])
+                assert re.match(NAME, block["toolUse"]["name"])
+                ids.add(block["toolUse"]["toolUseId"])
+            if "toolResult" in block:
+                assert block["toolResult"]["toolUseId"] in previous_ids
+        previous_ids = ids
+    assert "toolConfig" in body
+
+
+@pytest.mark.parametrize("producer", PRODUCERS)
+@pytest.mark.parametrize("with_tools", [True, False])
+def test_history_from_every_producer_is_well_formed(
+    server: MockLLMServer, llm: AWSInterface, producer: str, with_tools: bool
+) -> None:
+    body = sent(server, llm, history_from(producer), tools=TOOLS if with_tools else None)
+    check_well_formed(body)
+
+
+def test_foreign_ids_are_mapped_consistently(server: MockLLMServer, llm: AWSInterface) -> None:
+    history = [
+        {"role": "user", "content": "t?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "functions.f:0", "name": "f", "arguments": {}}],
+        },
+        {"role": "tool", "tool_call_id": "functions.f:0", "name": "f", "content": "ok"},
+    ]
+    body = sent(server, llm, history)
+    assert body["messages"][1]["content"][0]["toolUse"]["toolUseId"] == "functions_f_0"
+    assert body["messages"][2]["content"][0]["toolResult"]["toolUseId"] == "functions_f_0"
+
+
+def test_signed_reasoning_is_sent_back_before_tool_use(
+    server: MockLLMServer, llm: AWSInterface
+) -> None:
+    reasoning = [
+        {"reasoningText": {"text": "think", "signature": "sig"}},
+        {"redactedContent": "cmVkYWN0ZWQ="},
+    ]
+    history = [
+        {"role": "user", "content": "q"},
+        {
+            "role": "assistant",
+            "content": "Let me look.",
+            "tool_calls": [{"id": "tooluse_1", "name": "f", "arguments": {}}],
+            "provider_data": {"bedrock": {"reasoning": reasoning}},
+        },
+        {"role": "tool", "tool_call_id": "tooluse_1", "name": "f", "content": {"v": 1}},
+    ]
+    body = sent(server, llm, history)
+    assert body["messages"][1]["content"] == [
+        {"reasoningContent": {"reasoningText": {"text": "think", "signature": "sig"}}},
+        {"reasoningContent": {"redactedContent": "cmVkYWN0ZWQ="}},  # base64 on the wire
+        {"text": "Let me look."},
+        {"toolUse": {"toolUseId": "tooluse_1", "name": "f", "input": {}}},
+    ]
+
+
+# --- refused before sending ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("messages", "kwargs", "match"),
+    [
+        ("hi", {"tools": [{"description": "no name"}]}, "name"),
+        ([{"role": "robot", "content": "x"}], {}, "unknown role"),
+        ("hi", {"tools": WEATHER, "tool_choice": "get_time"}, "not in tools"),
+        ("hi", {"tools": [{"name": "get weather!"}]}, "refuses the tool name"),
+        (
+            [
+                {"role": "user", "content": "q"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [{"id": "a", "name": "bad name", "arguments": {}}],
+                },
+                {"role": "tool", "tool_call_id": "a", "content": "x"},
+            ],
+            {},
+            r"calls a tool named 'bad name' \(tool_calls\[0\]\), which bedrock refuses",
+        ),
+        ([{"role": "assistant", "content": ""}], {}, "at least one non-empty message"),
+    ],
+)
+def test_bad_input_refused_before_sending(
+    server: MockLLMServer, llm: AWSInterface, messages: Any, kwargs: dict[str, Any], match: str
+) -> None:
+    result = llm.generate(messages, **kwargs)
+    assert result["stop_reason"] == "error"
+    assert result["error"]["type"] == "invalid_request"
+    assert re.search(match, result["error"]["message"])
+    with pytest.raises(InvalidRequestError):
+        llm.generate(messages, raise_errors=True, **kwargs)
+    assert server.requests == []
+
+
+# --- results ------------------------------------------------------------------------------------
+
+
+def test_result_text_and_tool_calls(server: MockLLMServer, llm: AWSInterface) -> None:
+    server.enqueue(
+        "bedrock",
+        text="Let me check.",
+        tool_calls=[
+            {"id": "tooluse_1", "name": "get_weather", "arguments": {"city": "Paris"}},
+            {"id": "tooluse_2", "name": "get_weather", "arguments": {}},
+        ],
+        usage={"input_tokens": 12, "output_tokens": 7},
+    )
+    calls = [
+        {"id": "tooluse_1", "name": "get_weather", "arguments": {"city": "Paris"}},
+        {"id": "tooluse_2", "name": "get_weather", "arguments": {}},
+    ]
+    assert llm.generate("q", tools=WEATHER) == {
+        "content": "Let me check.",
+        "tool_calls": calls,
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 12, "output_tokens": 7},
+        "message": {"role": "assistant", "content": "Let me check.", "tool_calls": calls},
+    }
+
+
+@pytest.mark.parametrize(
+    ("native", "unified"),
+    [
+        ("end_turn", "end_turn"),
+        ("max_tokens", "max_tokens"),
+        ("stop_sequence", "stop_sequence"),
+        ("content_filtered", "content_filter"),
+        ("guardrail_intervened", "content_filter"),
+        ("malformed_model_output", "other"),
+        ("model_context_window_exceeded", "other"),
+    ],
+)
+def test_stop_reasons(server: MockLLMServer, llm: AWSInterface, native: str, unified: str) -> None:
+    server.enqueue("bedrock", text="t", native_stop_reason=native)
+    assert llm.generate("q")["stop_reason"] == unified
+
+
+def test_tool_use_even_when_bedrock_says_end_turn(server: MockLLMServer, llm: AWSInterface) -> None:
+    server.enqueue(
+        "bedrock", tool_calls=[{"name": "f", "arguments": {}}], native_stop_reason="end_turn"
+    )
+    result = llm.generate("q")
+    assert (result["stop_reason"], result["content"]) == ("tool_use", None)
+
+
+def raw_response(content: list[dict[str, Any]], stop: str = "end_turn") -> dict[str, Any]:
+    return {
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": stop,
+        "usage": {"inputTokens": 3, "outputTokens": 4, "totalTokens": 7},
+        "metrics": {"latencyMs": 1},
+    }
+
+
+def test_reasoning_kept_in_provider_data_only_when_signed(
+    server: MockLLMServer, llm: AWSInterface
+) -> None:
+    content = [
+        {"reasoningContent": {"reasoningText": {"text": "hmm", "signature": "c2ln"}}},
+        {"reasoningContent": {"reasoningText": {"text": "unsigned"}}},
+        {"reasoningContent": {"redactedContent": "cmVkYWN0ZWQ="}},
+        {"text": "Answer"},
+        {"text": " two"},
+    ]
+    server.enqueue_raw(200, raw_response(content), provider="bedrock")
+    provider_data = {
+        "bedrock": {
+            "reasoning": [
+                {"reasoningText": {"text": "hmm", "signature": "c2ln"}},
+                {"redactedContent": "cmVkYWN0ZWQ="},
+            ]
+        }
+    }
+    assert llm.generate("q") == {
+        "content": "Answer two",
+        "tool_calls": [],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 3, "output_tokens": 4},
+        "message": {
+            "role": "assistant",
+            "content": "Answer two",
+            "tool_calls": [],
+            "provider_data": provider_data,
+        },
+        "provider_data": provider_data,
+    }
+
+
+def test_unsigned_reasoning_is_dropped(server: MockLLMServer, llm: AWSInterface) -> None:
+    content = [{"reasoningContent": {"reasoningText": {"text": "x"}}}, {"text": "A"}]
+    server.enqueue_raw(200, raw_response(content), provider="bedrock")
+    assert "provider_data" not in llm.generate("q")
+
+
+# --- recorded exchanges -----------------------------------------------------------------------
+
+
+def recorded(streaming: bool) -> list[Any]:
+    if not FIXTURES.is_dir():
+        return [pytest.param(None, marks=pytest.mark.skip(reason="shared/fixtures is absent"))]
+    params = []
+    for path in sorted(FIXTURES.glob("*.json")):
+        fixture = json.loads(path.read_text())
+        if bool(fixture.get("streaming")) == streaming:
+            params.append(pytest.param(fixture, id=path.stem[-60:]))
+    return params
+
+
+def expected_stop(fixture: dict[str, Any]) -> str:
+    derived = fixture["derived"]
+    if derived["tool_calls"]:
+        return "tool_use"
+    return {
+        "end_turn": "end_turn",
+        "max_tokens": "max_tokens",
+        "stop_sequence": "stop_sequence",
+        "content_filtered": "content_filter",
+        "guardrail_intervened": "content_filter",
+    }.get(derived["finish_reason"], "other")
+
+
+def expected_calls(fixture: dict[str, Any]) -> list[dict[str, Any]]:
+    calls = []
+    for call in fixture["derived"]["tool_calls"]:
+        arguments = call["arguments"]
+        if isinstance(arguments, str):
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        calls.append({"id": call["id"], "name": call["name"], "arguments": arguments})
+    return calls
+
+
+def check_recorded(result: dict[str, Any], fixture: dict[str, Any]) -> None:
+    if fixture["response"]["status"] >= 400:
+        assert result["stop_reason"] == "error"
+        assert result["error"]["type"] == "invalid_request"
+        assert result["error"]["message"] == fixture["derived"]["error"]["message"]
+        return
+    derived = fixture["derived"]
+    assert result["tool_calls"] == expected_calls(fixture)
+    assert result["content"] == (derived["text"] or None)
+    assert result["stop_reason"] == expected_stop(fixture)
+    usage = derived["usage"]
+    assert result["usage"] == {
+        "input_tokens": usage["inputTokens"],
+        "output_tokens": usage["outputTokens"],
+    }
+    json.dumps(result)  # plain data only
+
+
+@pytest.mark.parametrize("fixture", recorded(streaming=False))
+def test_recorded_exchange(
+    server: MockLLMServer, llm: AWSInterface, fixture: dict[str, Any]
+) -> None:
+    server.enqueue_recorded(fixture, provider="bedrock")
+    check_recorded(llm.generate("q"), fixture)
+
+
+# --- faults ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "kind", "retryable"),
+    [
+        (403, "UnrecognizedClientException", "authentication", False),
+        (403, "AccessDeniedException", "permission", False),
+        (404, "ResourceNotFoundException", "not_found", False),
+        (400, "ValidationException", "invalid_request", False),
+        (429, "ThrottlingException", "rate_limit", True),
+        (408, "ModelTimeoutException", "timeout", True),
+        (500, "InternalServerException", "server", True),
+        (503, "ServiceUnavailableException", "server", True),
+        (424, "ModelErrorException", "server", True),
+        (401, None, "invalid_request", False),  # the mock's default code for a 4xx
+    ],
+)
+def test_client_errors(
+    server: MockLLMServer,
+    llm: AWSInterface,
+    status: int,
+    code: str | None,
+    kind: str,
+    retryable: bool,
+) -> None:
+    server.enqueue_error(status, "bedrock", message="nope", error_type=code)
+    result = llm.generate("q")
+    assert result == {
+        "content": None,
+        "tool_calls": [],
+        "stop_reason": "error",
+        "usage": None,
+        "message": None,
+        "error": {
+            "type": kind,
+            "message": f"{code or 'ValidationException'}: nope",
+            "status_code": status,
+            "provider": "bedrock",
+            "retryable": retryable,
+        },
+    }
+
+
+def test_throttling_is_retried_then_succeeds(server: MockLLMServer) -> None:
+    llm = make(server, max_retries=2)
+    server.enqueue_error(429, "bedrock", message="slow down", retry_after=0.05)
+    server.enqueue("bedrock", text="finally")
+    assert llm.generate("q")["content"] == "finally"
+    assert len(server.requests_for("bedrock")) == 2
+
+
+def test_server_error_retried_up_to_max_retries(server: MockLLMServer) -> None:
+    llm = make(server, max_retries=1)
+    for _ in range(3):
+        server.enqueue_error(500, "bedrock", retry_after=0.01)
+    assert llm.generate("q")["error"]["type"] == "server"
+    assert len(server.requests_for("bedrock")) == 2
+
+
+def test_timeout(server: MockLLMServer) -> None:
+    llm = make(server, timeout=0.2)
+    server.enqueue("bedrock", text="late", delay=0.6)
+    error = llm.generate("q")["error"]
+    assert (error["type"], error["retryable"]) == ("timeout", True)
+
+
+def test_dropped_connection(server: MockLLMServer, llm: AWSInterface) -> None:
+    server.enqueue_fault("drop", "bedrock")
+    assert llm.generate("q")["error"]["type"] == "connection"
+
+
+@pytest.mark.parametrize("kind", ["malformed", "empty"])
+def test_malformed_body(server: MockLLMServer, llm: AWSInterface, kind: Any) -> None:
+    server.enqueue_fault(kind, "bedrock")
+    error = llm.generate("q")["error"]
+    assert error["type"] == "server"
+
+
+def test_raise_errors_gives_typed_chained_exception(server: MockLLMServer) -> None:
+    from botocore.exceptions import ClientError
+
+    llm = make(server, raise_errors=True)
+    server.enqueue_error(429, "bedrock", message="slow")
+    with pytest.raises(RateLimitError) as info:
+        llm.generate("q")
+    assert isinstance(info.value.__cause__, ClientError)
+    assert (info.value.status_code, info.value.provider) == (429, "bedrock")
+    server.enqueue_fault("malformed", "bedrock")
+    with pytest.raises(ServerError):
+        llm.generate("q")
+    server.enqueue("bedrock", text="fine")
+    assert llm.generate("q", raise_errors=False)["content"] == "fine"
+
+
+def test_authentication_error_type(server: MockLLMServer, llm: AWSInterface) -> None:
+    server.enqueue_error(403, "bedrock", error_type="ExpiredTokenException")
+    with pytest.raises(AuthenticationError):
+        llm.generate("q", raise_errors=True)
+
+
+# --- async -----------------------------------------------------------------------------------
+
+
+PARITY_SCRIPTS: list[dict[str, Any]] = [
+    {"text": "plain"},
+    {"text": "t", "tool_calls": [{"id": "tooluse_x", "name": "f", "arguments": {"a": [1, 2]}}]},
+    {"text": "cut", "stop_reason": "max_tokens", "usage": {"input_tokens": 1, "output_tokens": 2}},
+]
+
+
+@pytest.mark.parametrize("script", PARITY_SCRIPTS)
+async def test_generate_async_matches_generate(
+    server: MockLLMServer, llm: AWSInterface, script: dict[str, Any]
+) -> None:
+    server.enqueue("bedrock", **script)
+    server.enqueue("bedrock", **script)
+    sync = await asyncio.to_thread(llm.generate, "q")
+    assert await llm.generate_async("q") == sync
+    bodies = [r.body for r in server.requests_for("bedrock")]
+    assert bodies[0] == bodies[1]
+
+
+async def test_generate_async_errors_match(server: MockLLMServer, llm: AWSInterface) -> None:
+    server.enqueue_error(429, "bedrock", message="slow")
+    result = await llm.generate_async("q")
+    assert result["error"]["type"] == "rate_limit"
+    with pytest.raises(InvalidRequestError):
+        await llm.generate_async("q", tools=[{"name": "bad name"}], raise_errors=True)
+
+
+async def test_generate_async_does_not_block_the_loop(
+    server: MockLLMServer, llm: AWSInterface
+) -> None:
+    server.enqueue("bedrock", text="slow", delay=0.3)
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    result = await llm.generate_async("q")
+    task.cancel()
+    assert result["content"] == "slow"
+    assert ticks >= 10
+
+
+async def test_64_concurrent_calls_run_in_the_interface_pool(server: MockLLMServer) -> None:
+    llm = make(server)
+    server.set_default("bedrock", text="ok", delay=0.3)
+    llm.client  # noqa: B018 - built before the clock starts
+    start = time.perf_counter()
+    results = await asyncio.gather(*(llm.generate_async("q") for _ in range(64)))
+    elapsed = time.perf_counter() - start
+    assert [r["content"] for r in results] == ["ok"] * 64
+    # asyncio's default executor has min(32, cpus + 4) threads: 6 on 2 cores, so >= 3.3 s.
+    assert elapsed < 2.0
+    assert len(llm._pool._threads) > 32  # more than any default executor has

@@ -1,0 +1,437 @@
+"""AWSInterface.stream / stream_async (Bedrock ConverseStream): event assembly, the done ==
+generate invariant, recorded streams, mid-stream faults, closing, and the thread pump."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.llm.providers.test_aws import MODEL, check_recorded, expected_calls, recorded
+from zerda.llm.errors import RateLimitError
+from zerda.llm.providers import aws
+from zerda.llm.providers.aws import AWSInterface
+from zerda.testing import MockLLMServer
+from zerda.testing._eventstream import encode_event
+
+
+@pytest.fixture(scope="module")
+def module_server() -> Iterator[MockLLMServer]:
+    with MockLLMServer() as server:
+        yield server
+
+
+@pytest.fixture
+def server(module_server: MockLLMServer) -> MockLLMServer:
+    module_server.reset()
+    return module_server
+
+
+@pytest.fixture(scope="module")
+def module_llm(module_server: MockLLMServer) -> AWSInterface:
+    return AWSInterface(MODEL, max_retries=0, **module_server.client_options("bedrock"))
+
+
+@pytest.fixture
+def llm(server: MockLLMServer, module_llm: AWSInterface) -> AWSInterface:
+    return module_llm
+
+
+async def collect_async(llm: AWSInterface, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    return [event async for event in llm.stream_async(*args, **kwargs)]
+
+
+def done(events: list[dict[str, Any]]) -> dict[str, Any]:
+    assert events[-1]["type"] == "done"
+    assert all(e["type"] != "done" for e in events[:-1])
+    result: dict[str, Any] = events[-1]["result"]
+    return result
+
+
+def texts(events: list[dict[str, Any]]) -> list[str]:
+    return [e["text"] for e in events if e["type"] == "text"]
+
+
+def calls(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e["tool_call"] for e in events if e["type"] == "tool_call"]
+
+
+# --- assembly --------------------------------------------------------------------------------
+
+
+def test_text_only(server: MockLLMServer, llm: AWSInterface) -> None:
+    server.enqueue("bedrock", text="Hello there", fragments=3)
+    events = list(llm.stream("hi", system="s", max_tokens=9))
+    assert texts(events) == ["Hell", "o th", "ere"]
+    assert done(events) == {
+        "content": "Hello there",
+        "tool_calls": [],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "message": {"role": "assistant", "content": "Hello there", "tool_calls": []},
+    }
+    request = server.last_request("bedrock")
+    assert request.path == "/model/us.amazon.nova-micro-v1%3A0/converse-stream"
+    assert request.body == {
+        "messages": [{"role": "user", "content": [{"text": "hi"}]}],
+        "system": [{"text": "s"}],
+        "inferenceConfig": {"maxTokens": 9},
+    }
+
+
+def test_one_call_in_many_fragments(server: MockLLMServer, llm: AWSInterface) -> None:
+    arguments = {"city": "Paris", "units": "metric", "days": [1, 2, 3]}
+    server.enqueue(
+        "bedrock",
+        tool_calls=[{"id": "tooluse_1", "name": "f", "arguments": arguments}],
+        fragments=9,
+    )
+    events = list(llm.stream("q"))
+    call = {"id": "tooluse_1", "name": "f", "arguments": arguments}
+    assert events[:-1] == [{"type": "tool_call", "tool_call": call}]
+    assert done(events)["tool_calls"] == [call]
+    assert done(events)["stop_reason"] == "tool_use"
+
+
+def test_parallel_calls_stay_apart(server: MockLLMServer, llm: AWSInterface) -> None:
+    scripted = [
+        {"id": "tooluse_a", "name": "f", "arguments": {"x": "first"}},
+        {"id": "tooluse_b", "name": "g", "arguments": {"y": "second"}},
+        {"id": "tooluse_c", "name": "f", "arguments": {}},
+    ]
+    server.enqueue("bedrock", text="On it.", tool_calls=scripted, fragments=4, interleave=True)
+    events = list(llm.stream("q"))
+    assert calls(events) == scripted
+    assert done(events)["tool_calls"] == scripted
+    assert done(events)["content"] == "On it."
+
+
+def raw_stream(*events: tuple[str, dict[str, Any]]) -> bytes:
+    return b"".join(encode_event(name, payload) for name, payload in events)
+
+
+def test_call_without_input_deltas_has_empty_arguments(
+    server: MockLLMServer, llm: AWSInterface
+) -> None:
+    body = raw_stream(
+        ("messageStart", {"role": "assistant"}),
+        (
+            "contentBlockStart",
+            {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "t1", "name": "ping"}}},
+        ),
+        ("contentBlockStop", {"contentBlockIndex": 0}),
+        ("messageStop", {"stopReason": "tool_use"}),
+        (
+            "metadata",
+            {
+                "usage": {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3},
+                "metrics": {"latencyMs": 1},
+            },
+        ),
+    )
+    server.enqueue_raw(
+        200, body, {"content-type": "application/vnd.amazon.eventstream"}, provider="bedrock"
+    )
+    events = list(llm.stream("q"))
+    assert calls(events) == [{"id": "t1", "name": "ping", "arguments": {}}]
+    assert done(events)["usage"] == {"input_tokens": 1, "output_tokens": 2}
+
+
+def test_no_argument_call(server: MockLLMServer, llm: AWSInterface) -> None:
+    server.enqueue("bedrock", tool_calls=[{"id": "t1", "name": "ping", "arguments": {}}])
+    assert calls(list(llm.stream("q"))) == [{"id": "t1", "name": "ping", "arguments": {}}]
+
+
+def test_invalid_argument_json_is_kept_raw(server: MockLLMServer, llm: AWSInterface) -> None:
+    server.enqueue(
+        "bedrock", tool_calls=[{"id": "t1", "name": "f", "arguments": '{"city": "Par'}], fragments=2
+    )
+    call = {"id": "t1", "name": "f", "arguments": {"_raw": '{"city": "Par'}}
+    assert calls(list(llm.stream("q"))) == [call]
+
+
+def test_max_tokens_cut(server: MockLLMServer, llm: AWSInterface) -> None:
+    server.enqueue("bedrock", text="The answer is", stop_reason="max_tokens")
+    result = done(list(llm.stream("q", max_tokens=3)))
+    assert (result["content"], result["stop_reason"]) == ("The answer is", "max_tokens")
+
+
+def test_signed_reasoning_goes_to_provider_data(server: MockLLMServer, llm: AWSInterface) -> None:
+    body = raw_stream(
+        ("messageStart", {"role": "assistant"}),
+        (
+            "contentBlockDelta",
+            {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": "let me "}}},
+        ),
+        (
+            "contentBlockDelta",
+            {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": "think"}}},
+        ),
+        (
+            "contentBlockDelta",
+            {"contentBlockIndex": 0, "delta": {"reasoningContent": {"signature": "c2ln"}}},
+        ),
+        ("contentBlockStop", {"contentBlockIndex": 0}),
+        (
+            "contentBlockDelta",
+            {"contentBlockIndex": 1, "delta": {"reasoningContent": {"text": "unsigned"}}},
+        ),
+        ("contentBlockStop", {"contentBlockIndex": 1}),
+        ("contentBlockDelta", {"contentBlockIndex": 2, "delta": {"text": "Hi"}}),
+        ("contentBlockStop", {"contentBlockIndex": 2}),
+        ("messageStop", {"stopReason": "end_turn"}),
+    )
+    server.enqueue_raw(
+        200, body, {"content-type": "application/vnd.amazon.eventstream"}, provider="bedrock"
+    )
+    result = done(list(llm.stream("q")))
+    assert result["content"] == "Hi"
+    assert result["provider_data"] == {
+        "bedrock": {"reasoning": [{"reasoningText": {"text": "let me think", "signature": "c2ln"}}]}
+    }
+    assert result["message"]["provider_data"] == result["provider_data"]
+
+
+# --- done == generate ------------------------------------------------------------------------------
+
+SCRIPTS: list[dict[str, Any]] = [
+    {"text": "Just text.", "fragments": 3},
+    {"tool_calls": [{"id": "tooluse_1", "name": "f", "arguments": {"a": 1}}], "fragments": 4},
+    {
+        "text": "Both.",
+        "tool_calls": [
+            {"id": "tooluse_1", "name": "f", "arguments": {"a": 1}},
+            {"id": "tooluse_2", "name": "g", "arguments": {}},
+        ],
+        "fragments": 2,
+    },
+    {
+        "text": "Trunc",
+        "stop_reason": "max_tokens",
+        "usage": {"input_tokens": 7, "output_tokens": 1},
+    },
+    {"tool_calls": [{"id": "tooluse_1", "name": "f", "arguments": "not json"}]},
+    {"text": "halt", "stop_reason": "stop_sequence"},
+    {"text": "no", "stop_reason": "content_filter"},
+]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+async def test_done_equals_generate(
+    server: MockLLMServer, llm: AWSInterface, script: dict[str, Any]
+) -> None:
+    for _ in range(3):
+        server.enqueue("bedrock", **script)
+    expected = await asyncio.to_thread(llm.generate, "q")
+    streamed = await asyncio.to_thread(lambda: list(llm.stream("q")))
+    streamed_async = await collect_async(llm, "q")
+    assert done(streamed) == expected
+    assert done(streamed_async) == expected
+    assert streamed_async == streamed
+    assert len(calls(streamed)) == len(expected["tool_calls"])
+
+
+# --- recorded ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fixture", recorded(streaming=True))
+def test_recorded_stream(server: MockLLMServer, llm: AWSInterface, fixture: dict[str, Any]) -> None:
+    server.enqueue_recorded(fixture, provider="bedrock")
+    events = list(llm.stream("q"))
+    result = done(events)
+    check_recorded(result, fixture)
+    if fixture["response"]["status"] < 400:
+        assert calls(events) == expected_calls(fixture)
+        assert "".join(texts(events)) == fixture["derived"]["text"]
+
+
+@pytest.mark.parametrize("fixture", recorded(streaming=True))
+async def test_recorded_stream_async(
+    server: MockLLMServer, llm: AWSInterface, fixture: dict[str, Any]
+) -> None:
+    server.enqueue_recorded(fixture, provider="bedrock")
+    check_recorded(done(await collect_async(llm, "q")), fixture)
+
+
+# --- faults ------------------------------------------------------------------------------------
+
+
+def error_done(events: list[dict[str, Any]], kind: str, content: str | None) -> None:
+    result = done(events)
+    assert (result["stop_reason"], result["content"], result["message"]) == ("error", content, None)
+    assert result["error"]["type"] == kind
+    assert result["error"]["provider"] == "bedrock"
+
+
+def test_dropped_mid_stream_keeps_partial_text(server: MockLLMServer, llm: AWSInterface) -> None:
+    server.enqueue("bedrock", text="partial text here", fragments=4, cut_after=3)
+    events = list(llm.stream("q"))
+    assert texts(events) == ["parti", "al te"]
+    error_done(events, "connection", "partial te")
+
+
+def test_cut_at_an_event_boundary_is_a_connection_error(
+    server: MockLLMServer, llm: AWSInterface
+) -> None:
+    body = raw_stream(
+        ("messageStart", {"role": "assistant"}),
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "half"}}),
+    )
+    server.enqueue_raw(
+        200, body, {"content-type": "application/vnd.amazon.eventstream"}, provider="bedrock"
+    )
+    error_done(list(llm.stream("q")), "connection", "half")
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        (429, "rate_limit"),
+        (400, "invalid_request"),
+        (500, "server"),
+        (503, "server"),
+        (424, "server"),
+    ],
+)
+def test_in_stream_error_event(
+    server: MockLLMServer, llm: AWSInterface, status: int, kind: str
+) -> None:
+    server.enqueue(
+        "bedrock",
+        text="so far",
+        fragments=2,
+        stream_error={"status": status, "message": "oops"},
+        cut_after=3,
+    )
+    events = list(llm.stream("q"))
+    error_done(events, kind, "so far")
+    assert "oops" in done(events)["error"]["message"]
+
+
+def test_http_error_before_the_stream(server: MockLLMServer, llm: AWSInterface) -> None:
+    server.enqueue_error(403, "bedrock", error_type="AccessDeniedException", message="denied")
+    events = list(llm.stream("q"))
+    assert len(events) == 1
+    error_done(events, "permission", None)
+
+
+async def test_faults_async(server: MockLLMServer, llm: AWSInterface) -> None:
+    server.enqueue("bedrock", text="partial text here", fragments=4, cut_after=3)
+    events = await collect_async(llm, "q")
+    error_done(events, "connection", "partial te")
+    server.enqueue_error(429, "bedrock", message="slow")
+    error_done(await collect_async(llm, "q"), "rate_limit", None)
+
+
+def test_raise_errors_after_what_arrived(server: MockLLMServer, llm: AWSInterface) -> None:
+    server.enqueue(
+        "bedrock",
+        text="so far",
+        fragments=2,
+        stream_error={"status": 429, "message": "slow"},
+        cut_after=3,
+    )
+    seen = []
+    with pytest.raises(RateLimitError):
+        for event in llm.stream("q", raise_errors=True):
+            seen.append(event)
+    assert texts(seen) == ["so ", "far"]
+
+
+async def test_raise_errors_async(server: MockLLMServer, llm: AWSInterface) -> None:
+    server.enqueue(
+        "bedrock",
+        text="so far",
+        fragments=2,
+        stream_error={"status": 429, "message": "slow"},
+        cut_after=3,
+    )
+    seen = []
+    with pytest.raises(RateLimitError):
+        async for event in llm.stream_async("q", raise_errors=True):
+            seen.append(event)
+    assert texts(seen) == ["so ", "far"]
+
+
+def test_bad_input_sends_nothing(server: MockLLMServer, llm: AWSInterface) -> None:
+    events = list(llm.stream("q", tools=[{"name": "bad name"}]))
+    error_done(events, "invalid_request", None)
+    assert server.requests == []
+
+
+# --- closing -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def closes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts closes of the HTTP response under each stream."""
+    closed: list[int] = []
+    original = aws._Events.close
+
+    def close(self: aws._Events) -> None:
+        closed.append(1)
+        original(self)
+
+    monkeypatch.setattr(aws._Events, "close", close)
+    return closed
+
+
+def test_breaking_out_closes_the_response(
+    server: MockLLMServer, llm: AWSInterface, closes: list[int]
+) -> None:
+    server.enqueue("bedrock", text="a long answer " * 20, fragments=20, chunk_delay=0.01)
+    stream = llm.stream("q")
+    first = next(stream)
+    assert first["type"] == "text"
+    assert closes == []
+    stream.close()
+    assert closes == [1]
+    server.enqueue("bedrock", text="next")  # the client still works
+    assert done(list(llm.stream("q")))["content"] == "next"
+
+
+async def test_breaking_out_async_closes_the_response(
+    server: MockLLMServer, llm: AWSInterface, closes: list[int]
+) -> None:
+    server.enqueue("bedrock", text="a long answer " * 20, fragments=20, chunk_delay=0.02)
+    stream = llm.stream_async("q")
+    async for event in stream:
+        assert event["type"] == "text"
+        break
+    await stream.aclose()
+    for _ in range(50):  # the pump thread ends at its next read
+        if closes:
+            break
+        await asyncio.sleep(0.01)
+    assert closes
+    server.enqueue("bedrock", text="next")
+    assert done(await collect_async(llm, "q"))["content"] == "next"
+
+
+async def test_stream_async_does_not_block_the_loop(
+    server: MockLLMServer, llm: AWSInterface
+) -> None:
+    server.enqueue("bedrock", text="slow stream", fragments=5, chunk_delay=0.06)
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    events = await collect_async(llm, "q")
+    task.cancel()
+    assert done(events)["content"] == "slow stream"
+    assert ticks >= 10
+
+
+async def test_concurrent_async_streams(server: MockLLMServer, llm: AWSInterface) -> None:
+    server.set_default("bedrock", text="same answer", fragments=3, chunk_delay=0.02)
+    results = await asyncio.gather(*(collect_async(llm, "q") for _ in range(16)))
+    assert {done(events)["content"] for events in results} == {"same answer"}
+    assert json.dumps([done(events) for events in results])

@@ -1,0 +1,940 @@
+"""OllamaInterface: converters, the exact /api/chat body on the wire, result mapping,
+recorded exchanges, retries and faults — against MockLLMServer and the real ollama SDK."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import ollama
+import pytest
+
+from tests.llm.providers.histories import PRODUCERS, TOOLS, history_from
+from zerda.llm import (
+    AuthenticationError,
+    InvalidRequestError,
+    NotFoundError,
+    RateLimitError,
+    ServerError,
+    create_interface,
+)
+from zerda.llm.base import Request
+from zerda.llm.providers import ollama as provider
+from zerda.llm.providers.ollama import OllamaInterface
+from zerda.testing import MockLLMServer
+
+MODEL = "llama3.1"
+KEY = "sk-SECRET-zerda-1234"
+FIXTURES = Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures"
+RECORDED = FIXTURES / "recorded" / "ollama"
+
+
+@pytest.fixture
+def server() -> Any:
+    with MockLLMServer() as s:
+        yield s
+
+
+@pytest.fixture(autouse=True)
+def _no_ollama_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The SDK reads these itself: a developer's settings must not leak into the tests.
+    monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    monkeypatch.delenv("OLLAMA_API_KEY", raising=False)
+
+
+@pytest.fixture
+def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Backoff without Retry-After starts at 0.5 s; tests need not wait that long."""
+    monkeypatch.setattr(provider, "INITIAL_RETRY_DELAY", 0.01)
+
+
+def make(server: MockLLMServer, **options: Any) -> OllamaInterface:
+    options.setdefault("max_retries", 0)
+    return OllamaInterface(MODEL, **server.client_options("ollama"), **options)
+
+
+def body(server: MockLLMServer) -> Any:
+    return server.last_request("ollama").body
+
+
+def result(
+    content: Any, calls: list[dict[str, Any]], stop: str, usage: Any = None
+) -> dict[str, Any]:
+    usage = usage if usage is not None else {"input_tokens": 10, "output_tokens": 5}
+    return {
+        "content": content,
+        "tool_calls": calls,
+        "stop_reason": stop,
+        "usage": usage,
+        "message": {"role": "assistant", "content": content, "tool_calls": calls},
+    }
+
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather for a city.",
+        "parameters": TOOLS[0]["parameters"],
+    },
+}
+TIME = {
+    "type": "function",
+    "function": {
+        "name": "get_time",
+        "description": "Local time in a city.",
+        "parameters": TOOLS[1]["parameters"],
+    },
+}
+
+
+# --- construction -------------------------------------------------------------------------
+
+
+def test_create_interface_builds_ollama() -> None:
+    llm = create_interface("ollama:qwen3")
+    assert isinstance(llm, OllamaInterface)
+    assert llm.model == "qwen3"
+    assert llm.env_keys == ()
+
+
+def test_no_api_key_needed(server: MockLLMServer) -> None:
+    server.enqueue("ollama", text="hi")
+    assert make(server).generate("hello")["content"] == "hi"
+    assert "authorization" not in server.last_request("ollama").headers
+
+
+def test_api_key_is_sent_as_bearer_and_never_shown(server: MockLLMServer) -> None:
+    llm = make(server, api_key=KEY)
+    server.enqueue("ollama", text="hi")
+    llm.generate("hello")
+    # The server keeps the header's name and redacts its value.
+    assert server.last_request("ollama").headers["authorization"] == "<redacted>"
+    assert llm.client._client.headers["authorization"] == f"Bearer {KEY}"
+    assert KEY not in repr(llm) and KEY not in str(llm)
+
+
+def test_ollama_api_key_env_is_sent_by_the_sdk(
+    server: MockLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OLLAMA_API_KEY", KEY)
+    llm = make(server)
+    server.enqueue("ollama", text="hi")
+    llm.generate("hello")
+    assert llm.client._client.headers["authorization"] == f"Bearer {KEY}"
+    assert KEY not in repr(llm)
+
+
+def test_ollama_host_env_is_used_without_base_url(
+    server: MockLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", server.base_url("ollama"))
+    server.enqueue("ollama", text="from env host")
+    llm = OllamaInterface(MODEL, max_retries=0)
+    assert llm.generate("hello")["content"] == "from env host"
+    assert server.last_request("ollama").path == "/api/chat"
+
+
+def test_base_url_wins_over_ollama_host(
+    server: MockLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
+    server.enqueue("ollama", text="hi")
+    assert make(server).generate("hello")["content"] == "hi"
+
+
+def test_timeout_and_client_options_reach_the_sdk_client(server: MockLLMServer) -> None:
+    llm = make(server, timeout=2.5, headers={"X-Trace": "t1"})
+    assert llm.client._client.timeout == httpx.Timeout(2.5)
+    server.enqueue("ollama", text="hi")
+    llm.generate("hello")
+    assert server.last_request("ollama").headers["x-trace"] == "t1"
+
+
+def test_client_is_built_once_and_reused(server: MockLLMServer) -> None:
+    llm = make(server)
+    assert llm.client is llm.client
+    assert llm.async_client is llm.async_client
+
+
+async def test_ready_clients_are_used(server: MockLLMServer) -> None:
+    client = ollama.Client(host=server.base_url("ollama"), headers={"X-Who": "sync"})
+    async_client = ollama.AsyncClient(host=server.base_url("ollama"), headers={"X-Who": "async"})
+    llm = OllamaInterface(MODEL, client=client, async_client=async_client, max_retries=0)
+    server.enqueue("ollama", text="a")
+    server.enqueue("ollama", text="b")
+    assert llm.generate("x")["content"] == "a"
+    assert (await llm.generate_async("x"))["content"] == "b"
+    assert [r.headers["x-who"] for r in server.requests] == ["sync", "async"]
+
+
+# --- converters ---------------------------------------------------------------------------
+
+
+def test_map_messages_whole() -> None:
+    messages = [
+        {"role": "user", "content": "q"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}},
+                {"id": None, "name": "get_time", "arguments": {}},
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "name": "get_weather",
+            "content": {"t": 18},
+            "is_error": False,
+        },
+        {
+            "role": "tool",
+            "tool_call_id": None,
+            "name": "get_time",
+            "content": [1, "a"],
+            "is_error": True,
+        },
+        {"role": "assistant", "content": "done", "tool_calls": []},
+    ]
+    assert provider._map_messages("be brief", messages) == [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "q"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "function": {"name": "get_weather", "arguments": {"city": "Paris"}},
+                },
+                {"function": {"name": "get_time", "arguments": {}}},
+            ],
+        },
+        {
+            "role": "tool",
+            "content": '{"t": 18}',
+            "tool_name": "get_weather",
+            "tool_call_id": "call_1",
+        },
+        {"role": "tool", "content": '[1, "a"]', "tool_name": "get_time"},
+        {"role": "assistant", "content": "done"},
+    ]
+
+
+def test_map_tools_and_tool_choice() -> None:
+    tools = provider._map_tools(
+        [
+            {"name": t["name"], "description": t["description"], "parameters": t["parameters"]}
+            for t in TOOLS
+        ]
+    )
+    assert tools == [WEATHER, TIME]
+    assert provider._map_tool_choice(None, tools) == tools
+    assert provider._map_tool_choice("auto", tools) == tools
+    assert provider._map_tool_choice("required", tools) == tools
+    assert provider._map_tool_choice("none", tools) is None
+    assert provider._map_tool_choice({"name": "get_time"}, tools) == [TIME]
+    assert provider._map_tool_choice("auto", None) is None
+
+
+def _request(**fields: Any) -> Request:
+    base: dict[str, Any] = {"system": None, "messages": [], "tools": None, "tool_choice": None}
+    return Request(**{**base, **fields})
+
+
+def test_map_options() -> None:
+    req = _request(
+        max_tokens=64, temperature=0.2, top_p=0.9, stop=["END"], parallel_tool_calls=False
+    )
+    assert provider._map_options(req) == {
+        "num_predict": 64,
+        "temperature": 0.2,
+        "top_p": 0.9,
+        "stop": ["END"],
+    }
+    assert provider._map_options(_request()) == {}
+
+
+def test_merge_native_merges_options_and_passes_the_rest() -> None:
+    body = {"model": "m", "options": {"num_predict": 5, "temperature": 0.1}}
+    native = {"options": {"temperature": 0.7, "num_ctx": 8192}, "think": True, "keep_alive": "5m"}
+    assert provider._merge_native(body, native) == {
+        "model": "m",
+        "options": {"num_predict": 5, "temperature": 0.7, "num_ctx": 8192},
+        "think": True,
+        "keep_alive": "5m",
+    }
+    assert native == {
+        "options": {"temperature": 0.7, "num_ctx": 8192},
+        "think": True,
+        "keep_alive": "5m",
+    }
+    assert provider._merge_native(body, {"options": ollama.Options(seed=3)})["options"] == {
+        "num_predict": 5,
+        "temperature": 0.1,
+        "seed": 3,
+    }
+
+
+def test_map_usage_and_stop_reason() -> None:
+    assert provider._map_usage({"prompt_eval_count": 3, "eval_count": 4}) == {
+        "input_tokens": 3,
+        "output_tokens": 4,
+    }
+    assert provider._map_usage({"done": False}) is None
+    assert [provider._map_stop_reason(r) for r in ("stop", "length", "load", None)] == [
+        "end_turn",
+        "max_tokens",
+        "other",
+        "other",
+    ]
+
+
+def test_build_request_does_not_mutate_input(server: MockLLMServer) -> None:
+    history = history_from("openai")
+    snapshot = json.loads(json.dumps(history))
+    tools = json.loads(json.dumps(TOOLS))
+    server.enqueue("ollama", text="ok")
+    make(server).generate(history, tools=tools, options={"seed": 1})
+    assert history == snapshot and tools == TOOLS
+
+
+# --- the exact body on the wire -----------------------------------------------------------
+
+
+def test_plain_prompt_body(server: MockLLMServer) -> None:
+    server.enqueue("ollama", text="hi")
+    make(server).generate("hello")
+    request = server.last_request("ollama")
+    assert (request.method, request.path) == ("POST", "/api/chat")
+    assert request.body == {
+        "model": MODEL,
+        "messages": [{"role": "user", "content": "hello"}],
+        "stream": False,
+    }
+
+
+def test_system_prompt_goes_first(server: MockLLMServer) -> None:
+    server.enqueue("ollama", text="hi")
+    messages = [
+        {"role": "user", "content": "hello"},
+        {"role": "system", "content": "Answer in French."},
+    ]
+    make(server).generate(messages, system="Be brief.")
+    assert body(server)["messages"] == [
+        {"role": "system", "content": "Be brief.\n\nAnswer in French."},
+        {"role": "user", "content": "hello"},
+    ]
+
+
+def test_tool_schemas_are_sent_whole(server: MockLLMServer) -> None:
+    # The SDK's own chat() would drop nested properties, anyOf, minimum and $defs details.
+    schema = {
+        "type": "object",
+        "properties": {
+            "where": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+            "days": {"type": "integer", "minimum": 1, "default": 3},
+            "unit": {"anyOf": [{"type": "string", "enum": ["C", "F"]}, {"type": "null"}]},
+        },
+        "required": ["where"],
+        "additionalProperties": False,
+    }
+    server.enqueue("ollama", text="ok")
+    make(server).generate(
+        "hi", tools=[{"name": "forecast", "description": "Forecast.", "parameters": schema}]
+    )
+    assert body(server)["tools"] == [
+        {
+            "type": "function",
+            "function": {"name": "forecast", "description": "Forecast.", "parameters": schema},
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    ("choice", "sent"),
+    [
+        (None, [WEATHER, TIME]),
+        ("auto", [WEATHER, TIME]),
+        ("required", [WEATHER, TIME]),
+        ("none", None),
+        ("get_time", [TIME]),
+        ({"name": "get_time"}, [TIME]),
+        ({"type": "function", "function": {"name": "get_weather"}}, [WEATHER]),
+    ],
+)
+def test_tool_choice_body(server: MockLLMServer, choice: Any, sent: Any) -> None:
+    server.enqueue("ollama", text="ok")
+    make(server).generate("hi", tools=TOOLS, tool_choice=choice)
+    expected: dict[str, Any] = {
+        "model": MODEL,
+        "messages": [{"role": "user", "content": "hi"}],
+        "stream": False,
+    }
+    if sent is not None:
+        expected["tools"] = sent
+    assert body(server) == expected
+
+
+def test_options_body(server: MockLLMServer) -> None:
+    server.enqueue("ollama", text="ok")
+    make(server).generate(
+        "hi", max_tokens=32, temperature=0.3, top_p=0.8, stop="###", parallel_tool_calls=False
+    )
+    assert body(server) == {
+        "model": MODEL,
+        "messages": [{"role": "user", "content": "hi"}],
+        "options": {"num_predict": 32, "temperature": 0.3, "top_p": 0.8, "stop": ["###"]},
+        "stream": False,
+    }
+
+
+def test_native_arguments_body(server: MockLLMServer) -> None:
+    server.enqueue("ollama", text="ok")
+    make(server).generate(
+        "hi", max_tokens=8, options={"num_ctx": 4096}, think=False, keep_alive="1m", format="json"
+    )
+    assert body(server) == {
+        "model": MODEL,
+        "messages": [{"role": "user", "content": "hi"}],
+        "options": {"num_predict": 8, "num_ctx": 4096},
+        "think": False,
+        "keep_alive": "1m",
+        "format": "json",
+        "stream": False,
+    }
+
+
+def test_multi_turn_history_with_parallel_calls(server: MockLLMServer) -> None:
+    server.enqueue("ollama", text="ok")
+    messages = [
+        {"role": "user", "content": "Weather in Paris and Rome?"},
+        {
+            "role": "assistant",
+            "content": "Checking.",
+            "tool_calls": [
+                {"id": None, "name": "get_weather", "arguments": {"city": "Paris"}},
+                {"id": None, "name": "get_weather", "arguments": {"city": "Rome"}},
+            ],
+        },
+        {"role": "tool", "name": "get_weather", "content": "sunny"},
+        {"role": "tool", "name": "get_weather", "content": {"sky": "rain"}},
+        {"role": "assistant", "content": "Paris sunny, Rome rain."},
+        {"role": "user", "content": "Thanks"},
+    ]
+    make(server).generate(messages, tools=TOOLS)
+    assert body(server) == {
+        "model": MODEL,
+        "messages": [
+            {"role": "user", "content": "Weather in Paris and Rome?"},
+            {
+                "role": "assistant",
+                "content": "Checking.",
+                "tool_calls": [
+                    {"function": {"name": "get_weather", "arguments": {"city": "Paris"}}},
+                    {"function": {"name": "get_weather", "arguments": {"city": "Rome"}}},
+                ],
+            },
+            {"role": "tool", "content": "sunny", "tool_name": "get_weather"},
+            {"role": "tool", "content": '{"sky": "rain"}', "tool_name": "get_weather"},
+            {"role": "assistant", "content": "Paris sunny, Rome rain."},
+            {"role": "user", "content": "Thanks"},
+        ],
+        "tools": [WEATHER, TIME],
+        "stream": False,
+    }
+
+
+def _expected_history(first: str | None, second: str | None) -> list[dict[str, Any]]:
+    def call(call_id: str | None, name: str) -> dict[str, Any]:
+        out: dict[str, Any] = {"function": {"name": name, "arguments": {"city": "Paris"}}}
+        return {"id": call_id, **out} if call_id else out
+
+    def result(call_id: str | None, name: str, content: str) -> dict[str, Any]:
+        out = {"role": "tool", "content": content, "tool_name": name}
+        return {**out, "tool_call_id": call_id} if call_id else out
+
+    return [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Weather and time in Paris?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [call(first, "get_weather"), call(second, "get_time")],
+        },
+        result(first, "get_weather", '{"temp_c": 18, "sky": "clear"}'),
+        result(second, "get_time", "14:05"),
+        {"role": "assistant", "content": "18°C and clear; it is 14:05."},
+        {"role": "user", "content": "Thanks. And tomorrow?"},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("producer", "first", "second"),
+    [
+        ("ollama", None, None),
+        ("gemini", None, None),  # id-less calls, thought signatures ignored
+        ("anthropic", "toolu_01A09q90qw90lq917835lq9", "toolu_01B18r81rx81mr826724mr8"),
+        ("mistral", "Ab3dE6gH9", "Zy1xW4vU7"),
+    ],
+)
+def test_history_from_producer_exact_body(
+    server: MockLLMServer, producer: str, first: Any, second: Any
+) -> None:
+    server.enqueue("ollama", text="ok")
+    make(server).generate(history_from(producer), tools=TOOLS)
+    assert body(server)["messages"] == _expected_history(first, second)
+
+
+def _check_well_formed(messages: list[dict[str, Any]]) -> None:
+    """Ollama's rules: known roles, system first, calls with a name and object arguments,
+    each tool result naming the call it answers (in order) and carrying its id if any."""
+    assert messages[0]["role"] == "system"
+    assert all(m["role"] in ("system", "user", "assistant", "tool") for m in messages)
+    pending: list[dict[str, Any]] = []
+    for m in messages:
+        assert isinstance(m["content"], str)
+        if m["role"] == "assistant":
+            assert not pending, "a call without its result"
+            pending = list(m.get("tool_calls", []))
+            for call in pending:
+                assert isinstance(call["function"]["name"], str) and call["function"]["name"]
+                assert isinstance(call["function"]["arguments"], dict)
+        elif m["role"] == "tool":
+            call = pending.pop(0)
+            assert m["tool_name"] == call["function"]["name"]
+            assert m.get("tool_call_id") == call.get("id")
+        else:
+            assert not pending, "a call without its result"
+
+
+@pytest.mark.parametrize("producer", PRODUCERS)
+def test_history_from_every_producer_is_well_formed(server: MockLLMServer, producer: str) -> None:
+    server.enqueue("ollama", text="ok")
+    result_ = make(server).generate(history_from(producer), tools=TOOLS)
+    assert result_["stop_reason"] == "end_turn"
+    _check_well_formed(body(server)["messages"])
+
+
+# --- result mapping -----------------------------------------------------------------------
+
+
+def test_text_result(server: MockLLMServer) -> None:
+    server.enqueue("ollama", text="Hello!", usage={"input_tokens": 7, "output_tokens": 2})
+    assert make(server).generate("hi") == result(
+        "Hello!", [], "end_turn", {"input_tokens": 7, "output_tokens": 2}
+    )
+
+
+def test_tool_calls_result_with_and_without_ids(server: MockLLMServer) -> None:
+    server.enqueue(
+        "ollama",
+        tool_calls=[
+            {"name": "get_weather", "arguments": {"city": "Paris"}, "id": "call_abc123"},
+            {"name": "get_time", "arguments": {"city": "Paris"}},
+        ],
+    )
+    calls = [
+        {"id": "call_abc123", "name": "get_weather", "arguments": {"city": "Paris"}},
+        {"id": None, "name": "get_time", "arguments": {"city": "Paris"}},
+    ]
+    # The server says done_reason "stop" with calls: calls present means tool_use.
+    assert make(server).generate("hi", tools=TOOLS) == result(None, calls, "tool_use")
+
+
+@pytest.mark.parametrize(
+    ("native", "stop"),
+    [("stop", "end_turn"), ("length", "max_tokens"), ("unload", "other"), ("load", "other")],
+)
+def test_stop_reasons(server: MockLLMServer, native: str, stop: str) -> None:
+    server.enqueue("ollama", text="t", native_stop_reason=native)
+    assert make(server).generate("hi")["stop_reason"] == stop
+
+
+def test_max_tokens_result(server: MockLLMServer) -> None:
+    server.enqueue("ollama", text="cut", stop_reason="max_tokens")
+    assert make(server).generate("hi", max_tokens=3) == result("cut", [], "max_tokens")
+
+
+def test_odd_arguments_are_kept(server: MockLLMServer) -> None:
+    server.enqueue(
+        "ollama",
+        tool_calls=[
+            {"name": "get_time", "arguments": "not json"},
+            {"name": "get_time", "arguments": ""},
+        ],
+    )
+    calls = make(server).generate("hi", tools=TOOLS)["tool_calls"]
+    assert calls == [
+        {"id": None, "name": "get_time", "arguments": {"_raw": "not json"}},
+        {"id": None, "name": "get_time", "arguments": {}},
+    ]
+
+
+def test_thinking_is_not_content(server: MockLLMServer) -> None:
+    raw = {
+        "model": MODEL,
+        "message": {"role": "assistant", "content": "4", "thinking": "2+2 is 4"},
+        "done": True,
+        "done_reason": "stop",
+        "prompt_eval_count": 5,
+        "eval_count": 9,
+    }
+    server.enqueue_raw(200, raw, {"content-type": "application/json"}, provider="ollama")
+    assert make(server).generate("2+2?") == result(
+        "4", [], "end_turn", {"input_tokens": 5, "output_tokens": 9}
+    )
+
+
+def test_result_is_plain_json(server: MockLLMServer) -> None:
+    server.enqueue(
+        "ollama", text="x", tool_calls=[{"name": "get_time", "arguments": {"city": "Oslo"}}]
+    )
+    out = make(server).generate("hi", tools=TOOLS)
+    assert json.loads(json.dumps(out)) == out
+    assert "provider_data" not in out
+
+
+# --- recorded exchanges -------------------------------------------------------------------
+
+
+def _recorded(streaming: bool) -> list[Any]:
+    if not RECORDED.is_dir():
+        return [pytest.param(None, marks=pytest.mark.skip(reason="shared fixtures absent"))]
+    out = []
+    for path in sorted(RECORDED.glob("*.json")):
+        fx = json.loads(path.read_text())
+        if fx["request"]["path"] == "/api/chat" and bool(fx.get("streaming")) == streaming:
+            out.append(pytest.param(fx, id=path.stem))
+    return out
+
+
+def expected_stop(fx: dict[str, Any]) -> str:
+    if fx["derived"]["tool_calls"]:
+        return "tool_use"
+    return provider._map_stop_reason(fx["derived"]["finish_reason"])
+
+
+def expected_calls(fx: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"id": c["id"], "name": c["name"], "arguments": c["arguments"]}
+        for c in fx["derived"]["tool_calls"]
+    ]
+
+
+@pytest.mark.parametrize("fx", _recorded(streaming=False))
+def test_recorded_non_streamed(server: MockLLMServer, fx: dict[str, Any]) -> None:
+    server.enqueue_recorded(fx, provider="ollama")
+    derived = fx["derived"]
+    out = make(server).generate(fx["request"]["body"]["messages"][0]["content"])
+    if fx["response"]["status"] >= 400:
+        expected_type = {400: "invalid_request", 404: "not_found"}.get(
+            fx["response"]["status"], "server"
+        )
+        assert out["stop_reason"] == "error"
+        assert out["error"]["type"] == expected_type
+        assert out["error"]["message"] == derived["error"]
+        assert out["error"]["status_code"] == fx["response"]["status"]
+        return
+    assert out["tool_calls"] == expected_calls(fx)
+    assert out["content"] == (derived["text"] or None)
+    assert out["stop_reason"] == expected_stop(fx)
+    usage = derived["usage"]
+    assert out["usage"] == {
+        "input_tokens": usage["prompt_eval_count"],
+        "output_tokens": usage["eval_count"],
+    }
+
+
+def test_recorded_tool_round_trip_body(server: MockLLMServer) -> None:
+    """The recorded two-turn exchange, replayed through Zerda: Zerda's second request
+    carries the recorded call back with its id, and the result pairs with it."""
+    files = sorted(RECORDED.glob("*TestCloudToolCall__i0*.json")) if RECORDED.is_dir() else []
+    if len(files) != 2:
+        pytest.skip("shared fixtures absent")
+    first, second = (json.loads(p.read_text()) for p in files)
+    server.enqueue_recorded(first, provider="ollama")
+    server.enqueue_recorded(second, provider="ollama")
+    tool = first["request"]["body"]["tools"][0]["function"]
+    llm = make(server)
+    history: list[dict[str, Any]] = [
+        {"role": "user", "content": "What's the weather like in San Francisco?"}
+    ]
+    turn = llm.generate(history, tools=[tool])
+    call = turn["tool_calls"][0]
+    history += [
+        turn["message"],
+        {
+            "role": "tool",
+            "tool_call_id": call["id"],
+            "name": call["name"],
+            "content": {"temperature": 72, "condition": "sunny"},
+        },
+    ]
+    final = llm.generate(history, tools=[tool])
+    assert final["content"] == second["derived"]["text"]
+    assert body(server)["messages"][1:] == [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "call_mo1wm122",
+                    "function": {
+                        "name": "getWeather",
+                        "arguments": {"location": "San Francisco, CA"},
+                    },
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "content": '{"temperature": 72, "condition": "sunny"}',
+            "tool_name": "getWeather",
+            "tool_call_id": "call_mo1wm122",
+        },
+    ]
+
+
+# --- faults and retries -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "kind", "retryable"),
+    [
+        (400, "invalid_request", False),
+        (401, "authentication", False),
+        (403, "permission", False),
+        (404, "not_found", False),
+        (429, "rate_limit", True),
+        (500, "server", True),
+        (503, "server", True),
+    ],
+)
+def test_http_errors_give_the_error_shape(
+    server: MockLLMServer, status: int, kind: str, retryable: bool
+) -> None:
+    server.enqueue_error(status, "ollama", message=f"mock {status}")
+    assert make(server).generate("hi") == {
+        "content": None,
+        "tool_calls": [],
+        "stop_reason": "error",
+        "usage": None,
+        "message": None,
+        "error": {
+            "type": kind,
+            "message": f"mock {status}",
+            "status_code": status,
+            "provider": "ollama",
+            "retryable": retryable,
+        },
+    }
+
+
+def test_raise_errors_gives_typed_exception_chained(server: MockLLMServer) -> None:
+    server.enqueue_error(404, "ollama", message="model 'nope' not found")
+    with pytest.raises(NotFoundError) as info:
+        make(server, raise_errors=True).generate("hi")
+    assert info.value.status_code == 404 and info.value.provider == "ollama"
+    assert isinstance(info.value.__cause__, ollama.ResponseError)
+
+
+def test_raise_errors_per_call(server: MockLLMServer) -> None:
+    server.enqueue_error(401, "ollama", message="unauthorized")
+    with pytest.raises(AuthenticationError):
+        make(server).generate("hi", raise_errors=True)
+
+
+def test_429_with_retry_after_is_retried(server: MockLLMServer) -> None:
+    server.enqueue_error(429, "ollama", message="slow down", retry_after=0.05)
+    server.enqueue("ollama", text="ok")
+    assert make(server, max_retries=2).generate("hi")["content"] == "ok"
+    assert len(server.requests_for("ollama")) == 2
+
+
+async def test_retries_async(server: MockLLMServer) -> None:
+    server.enqueue_error(503, "ollama", retry_after=0.05)
+    server.enqueue_error(429, "ollama", retry_after=0.05)
+    server.enqueue("ollama", text="ok")
+    assert (await make(server, max_retries=2).generate_async("hi"))["content"] == "ok"
+    assert len(server.requests_for("ollama")) == 3
+
+
+def test_retries_stop_at_max_retries(server: MockLLMServer) -> None:
+    for _ in range(3):
+        server.enqueue_error(429, "ollama", message="slow down", retry_after=0.05)
+    with pytest.raises(RateLimitError):
+        make(server, max_retries=1, raise_errors=True).generate("hi")
+    assert len(server.requests_for("ollama")) == 2
+
+
+def test_no_retry_for_client_errors(server: MockLLMServer) -> None:
+    server.enqueue_error(400, "ollama", message="bad")
+    server.enqueue("ollama", text="never")
+    assert make(server, max_retries=2).generate("hi")["error"]["type"] == "invalid_request"
+    assert len(server.requests_for("ollama")) == 1
+
+
+@pytest.mark.usefixtures("fast_backoff")
+def test_dropped_connection_is_retried(server: MockLLMServer) -> None:
+    server.enqueue_fault("drop", "ollama")
+    server.enqueue("ollama", text="ok")
+    assert make(server, max_retries=1).generate("hi")["content"] == "ok"
+    assert len(server.requests_for("ollama")) == 2
+
+
+def test_dropped_connection(server: MockLLMServer) -> None:
+    server.enqueue_fault("drop", "ollama")
+    error = make(server).generate("hi")["error"]
+    assert (error["type"], error["status_code"], error["retryable"]) == ("connection", None, True)
+
+
+def test_connection_refused(server: MockLLMServer) -> None:
+    llm = OllamaInterface(MODEL, base_url="http://127.0.0.1:9", max_retries=0)
+    out = llm.generate("hi")
+    assert out["stop_reason"] == "error"
+    assert (out["error"]["type"], out["error"]["retryable"]) == ("connection", True)
+
+
+def test_timeout(server: MockLLMServer) -> None:
+    server.enqueue_fault("hang", "ollama", delay=1.0)
+    error = make(server, timeout=0.2).generate("hi")["error"]
+    assert (error["type"], error["retryable"]) == ("timeout", True)
+
+
+@pytest.mark.parametrize("kind", ["malformed", "empty"])
+def test_malformed_body(server: MockLLMServer, kind: str) -> None:
+    server.enqueue_fault(kind, "ollama")
+    error = make(server).generate("hi")["error"]
+    assert (error["type"], error["retryable"]) == ("server", False)
+    with pytest.raises(ServerError):
+        server.enqueue_fault(kind, "ollama")
+        make(server, raise_errors=True).generate("hi")
+
+
+def test_error_in_a_200_body(server: MockLLMServer) -> None:
+    server.enqueue_raw(
+        200,
+        {"error": "model runner crashed"},
+        {"content-type": "application/json"},
+        provider="ollama",
+    )
+    error = make(server).generate("hi")["error"]
+    assert (error["type"], error["message"]) == ("server", "Ollama: model runner crashed")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        ({"messages": "hi", "tools": [{"description": "no name"}]}, "name"),
+        ({"messages": [{"role": "robot", "content": "hi"}]}, "unknown role"),
+        ({"messages": "hi", "tools": TOOLS, "tool_choice": "get_stock"}, "get_stock"),
+        ({"messages": "hi", "tools": [{"name": "bad name!"}]}, "bad name!"),
+    ],
+)
+def test_bad_input_is_refused_before_sending(
+    server: MockLLMServer, kwargs: dict[str, Any], needle: str
+) -> None:
+    messages = kwargs.pop("messages")
+    out = make(server).generate(messages, **kwargs)
+    assert out["error"]["type"] == "invalid_request" and needle in out["error"]["message"]
+    with pytest.raises(InvalidRequestError):
+        make(server, raise_errors=True).generate(messages, **kwargs)
+    assert server.requests == []
+
+
+def test_api_key_never_in_errors_or_results(server: MockLLMServer) -> None:
+    server.enqueue_error(401, "ollama", message=f"invalid key {KEY}")
+    llm = make(server, api_key=KEY)
+    out = llm.generate("hi")
+    assert out["error"]["message"] == "invalid key ***"
+    assert KEY not in json.dumps(out) and KEY not in repr(llm)
+    server.enqueue_error(401, "ollama", message=f"invalid key {KEY}")
+    with pytest.raises(AuthenticationError) as info:
+        llm.generate("hi", raise_errors=True)
+    assert KEY not in str(info.value) and KEY not in repr(info.value)
+
+
+# --- retry policy -------------------------------------------------------------------------
+
+
+def _response_error(headers: dict[str, str]) -> ollama.ResponseError:
+    """A ResponseError raised the way the SDK raises it: while handling httpx's error."""
+    request = httpx.Request("POST", "http://127.0.0.1/api/chat")
+    response = httpx.Response(429, headers=headers, request=request, text='{"error": "slow"}')
+    try:
+        try:
+            response.raise_for_status()
+        except httpx.HTTPStatusError as e:
+            raise ollama.ResponseError(e.response.text, e.response.status_code) from None
+    except ollama.ResponseError as exc:
+        return exc
+    raise AssertionError("unreachable")
+
+
+def test_retry_after_headers_are_honoured() -> None:
+    assert provider._retry_delay(_response_error({"retry-after": "0.25"}), 0) == 0.25
+    assert provider._retry_delay(_response_error({"retry-after-ms": "120"}), 3) == 0.12
+    assert (
+        provider._retry_after(_response_error({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})) < 0
+    )
+
+
+def test_backoff_without_retry_after_is_exponential_with_jitter() -> None:
+    exc = _response_error({})
+    for attempt, ceiling in [(0, 0.5), (1, 1.0), (2, 2.0), (10, 8.0)]:
+        delay = provider._retry_delay(exc, attempt)
+        assert 0.75 * ceiling <= delay <= ceiling
+    # An absurd Retry-After (over a minute) falls back to backoff.
+    assert provider._retry_delay(_response_error({"retry-after": "3600"}), 0) <= 0.5
+
+
+def test_retry_decision(server: MockLLMServer) -> None:
+    llm = make(server, max_retries=2)
+    assert llm._delay_before_retry(_response_error({"retry-after": "0.1"}), 0) == 0.1
+    # Retries used up:
+    assert llm._delay_before_retry(_response_error({"retry-after": "0.1"}), 2) is None
+    assert llm._delay_before_retry(ollama.ResponseError("bad", 400), 0) is None
+    assert llm._delay_before_retry(ollama.ResponseError("conflict", 409), 0) is not None
+    assert llm._delay_before_retry(ollama.ResponseError("timeout", 408), 0) is not None
+    assert llm._delay_before_retry(httpx.ReadTimeout("slow"), 0) is not None
+    assert llm._delay_before_retry(ValueError("no"), 0) is None
+
+
+# --- parity -------------------------------------------------------------------------------
+
+SCRIPTS: list[dict[str, Any]] = [
+    {"text": "Hello there."},
+    {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "call_x1"}]},
+    {
+        "text": "Both.",
+        "tool_calls": [
+            {"name": "get_weather", "arguments": {"city": "A"}},
+            {"name": "get_time", "arguments": {}},
+        ],
+    },
+    {"text": "cut", "stop_reason": "max_tokens", "usage": {"input_tokens": 1, "output_tokens": 2}},
+]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+async def test_generate_and_generate_async_agree(
+    server: MockLLMServer, script: dict[str, Any]
+) -> None:
+    llm = make(server)
+    server.enqueue("ollama", **script)
+    server.enqueue("ollama", **script)
+    sync_result = await asyncio.to_thread(llm.generate, "hi", tools=TOOLS)
+    async_result = await llm.generate_async("hi", tools=TOOLS)
+    assert sync_result == async_result
+    first, second = (r.body for r in server.requests_for("ollama"))
+    assert first == second

@@ -1,0 +1,408 @@
+"""OllamaInterface.stream / stream_async (DESIGN.md §7): NDJSON chunks carrying text deltas,
+whole tool calls and, on the last (done) chunk, done_reason and usage."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.llm.providers.histories import TOOLS
+from tests.llm.providers.test_ollama import (
+    _recorded,
+    expected_calls,
+    expected_stop,
+    make,
+)
+from zerda.llm import ConnectionError, ServerError
+from zerda.testing import MockLLMServer
+
+NDJSON = {"content-type": "application/x-ndjson"}
+
+
+@pytest.fixture
+def server() -> Any:
+    with MockLLMServer() as s:
+        yield s
+
+
+@pytest.fixture(autouse=True)
+def _no_ollama_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    monkeypatch.delenv("OLLAMA_API_KEY", raising=False)
+
+
+def collect(llm: Any, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    return list(llm.stream(*args, **kwargs))
+
+
+async def collect_async(llm: Any, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    return [e async for e in llm.stream_async(*args, **kwargs)]
+
+
+def done(events: list[dict[str, Any]]) -> dict[str, Any]:
+    assert events[-1]["type"] == "done"
+    assert [e for e in events if e["type"] == "done"] == [events[-1]]
+    result: dict[str, Any] = events[-1]["result"]
+    return result
+
+
+def texts(events: list[dict[str, Any]]) -> list[str]:
+    return [e["text"] for e in events if e["type"] == "text"]
+
+
+def calls(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e["tool_call"] for e in events if e["type"] == "tool_call"]
+
+
+def ndjson(*chunks: dict[str, Any]) -> bytes:
+    return b"".join(json.dumps(c).encode() + b"\n" for c in chunks)
+
+
+def chunk(content: str = "", tool_calls: Any = None, **extra: Any) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls is not None:
+        message["tool_calls"] = tool_calls
+    return {"model": "m", "message": message, "done": False, **extra}
+
+
+def final(reason: str = "stop") -> dict[str, Any]:
+    return {**chunk(), "done": True, "done_reason": reason, "prompt_eval_count": 4, "eval_count": 6}
+
+
+# --- the invariant: done result == generate result ----------------------------------------
+
+SCRIPTS: list[dict[str, Any]] = [
+    {"text": "Hello there, how are you?", "fragments": 5},
+    {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}], "fragments": 4},
+    {
+        "text": "Checking both.",
+        "fragments": 3,
+        "interleave": True,
+        "tool_calls": [
+            {"name": "get_weather", "arguments": {"city": "Paris"}, "id": "call_1"},
+            {"name": "get_time", "arguments": {"city": "Paris"}, "id": "call_2"},
+        ],
+    },
+    {"tool_calls": [{"name": "get_time", "arguments": {}}]},
+    {"tool_calls": [{"name": "get_time", "arguments": "{not json"}]},
+    {"text": "This answer was cut", "fragments": 4, "stop_reason": "max_tokens"},
+    {"text": "odd", "native_stop_reason": "unload"},
+]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_done_equals_generate(server: MockLLMServer, script: dict[str, Any]) -> None:
+    llm = make(server)
+    server.enqueue("ollama", **script)
+    server.enqueue("ollama", **script)
+    expected = llm.generate("hi", tools=TOOLS)
+    events = collect(llm, "hi", tools=TOOLS)
+    assert done(events) == expected
+    assert calls(events) == expected["tool_calls"]
+    assert "".join(texts(events)) == (expected["content"] or "")
+    assert server.requests[1].body == {**server.requests[0].body, "stream": True}
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+async def test_done_equals_generate_async(server: MockLLMServer, script: dict[str, Any]) -> None:
+    llm = make(server)
+    server.enqueue("ollama", **script)
+    server.enqueue("ollama", **script)
+    expected = await llm.generate_async("hi", tools=TOOLS)
+    events = await collect_async(llm, "hi", tools=TOOLS)
+    assert done(events) == expected
+    assert calls(events) == expected["tool_calls"]
+
+
+# --- event sequences ----------------------------------------------------------------------
+
+
+def test_text_only(server: MockLLMServer) -> None:
+    server.enqueue(
+        "ollama", text="abcdef", fragments=3, usage={"input_tokens": 2, "output_tokens": 3}
+    )
+    events = collect(make(server), "hi")
+    assert events == [
+        {"type": "text", "text": "ab"},
+        {"type": "text", "text": "cd"},
+        {"type": "text", "text": "ef"},
+        {
+            "type": "done",
+            "result": {
+                "content": "abcdef",
+                "tool_calls": [],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 2, "output_tokens": 3},
+                "message": {"role": "assistant", "content": "abcdef", "tool_calls": []},
+            },
+        },
+    ]
+
+
+def test_parallel_calls_one_event_each(server: MockLLMServer) -> None:
+    server.enqueue(
+        "ollama",
+        tool_calls=[
+            {"name": "get_weather", "arguments": {"city": "Paris"}},
+            {"name": "get_weather", "arguments": {"city": "Rome"}},
+        ],
+        interleave=True,
+    )
+    events = collect(make(server), "hi", tools=TOOLS)
+    assert [e["type"] for e in events] == ["tool_call", "tool_call", "done"]
+    assert calls(events) == [
+        {"id": None, "name": "get_weather", "arguments": {"city": "Paris"}},
+        {"id": None, "name": "get_weather", "arguments": {"city": "Rome"}},
+    ]
+    assert done(events)["stop_reason"] == "tool_use"
+
+
+def test_calls_spread_over_chunks(server: MockLLMServer) -> None:
+    """Ollama may send each whole call in its own chunk: none is lost or merged."""
+    body = ndjson(
+        chunk("Let me see. "),
+        chunk(
+            tool_calls=[
+                {"id": "call_a", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}
+            ]
+        ),
+        chunk(tool_calls=[{"function": {"index": 1, "name": "get_time", "arguments": {}}}]),
+        final(),
+    )
+    server.enqueue_raw(200, body, NDJSON, provider="ollama", chunk_size=40)
+    events = collect(make(server), "hi", tools=TOOLS)
+    assert events[:-1] == [
+        {"type": "text", "text": "Let me see. "},
+        {
+            "type": "tool_call",
+            "tool_call": {"id": "call_a", "name": "get_weather", "arguments": {"city": "Oslo"}},
+        },
+        {"type": "tool_call", "tool_call": {"id": None, "name": "get_time", "arguments": {}}},
+    ]
+    assert done(events) == {
+        "content": "Let me see. ",
+        "tool_calls": calls(events),
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 4, "output_tokens": 6},
+        "message": {"role": "assistant", "content": "Let me see. ", "tool_calls": calls(events)},
+    }
+
+
+def test_no_argument_and_invalid_argument_calls(server: MockLLMServer) -> None:
+    server.enqueue(
+        "ollama",
+        tool_calls=[
+            {"name": "get_time", "arguments": {}},
+            {"name": "get_time", "arguments": "{oops"},
+        ],
+    )
+    assert calls(collect(make(server), "hi", tools=TOOLS)) == [
+        {"id": None, "name": "get_time", "arguments": {}},
+        {"id": None, "name": "get_time", "arguments": {"_raw": "{oops"}},
+    ]
+
+
+def test_thinking_chunks_are_not_text(server: MockLLMServer) -> None:
+    body = ndjson(
+        {**chunk(), "message": {"role": "assistant", "content": "", "thinking": "hmm"}},
+        chunk("4"),
+        final(),
+    )
+    server.enqueue_raw(200, body, NDJSON, provider="ollama")
+    events = collect(make(server), "2+2?")
+    assert texts(events) == ["4"]
+    assert done(events)["content"] == "4"
+
+
+def test_max_tokens_cut(server: MockLLMServer) -> None:
+    server.enqueue("ollama", text="one two three", fragments=3, stop_reason="max_tokens")
+    result = done(collect(make(server), "hi", max_tokens=3))
+    assert (result["content"], result["stop_reason"]) == ("one two three", "max_tokens")
+    assert server.last_request("ollama").body["options"] == {"num_predict": 3}
+
+
+# --- failures -----------------------------------------------------------------------------
+
+
+def test_dropped_mid_stream_keeps_partial_text(server: MockLLMServer) -> None:
+    server.enqueue("ollama", text="abcdef", fragments=3, cut_after=2)
+    events = collect(make(server), "hi")
+    assert texts(events) == ["ab", "cd"]
+    result = done(events)
+    assert (result["stop_reason"], result["content"], result["error"]["type"]) == (
+        "error",
+        "abcd",
+        "connection",
+    )
+    assert (result["tool_calls"], result["usage"], result["message"]) == ([], None, None)
+
+
+async def test_dropped_mid_stream_async(server: MockLLMServer) -> None:
+    server.enqueue("ollama", text="abcdef", fragments=3, cut_after=1)
+    result = done(await collect_async(make(server), "hi"))
+    assert (result["content"], result["error"]["type"]) == ("ab", "connection")
+
+
+def test_error_line_mid_stream(server: MockLLMServer) -> None:
+    server.enqueue(
+        "ollama",
+        text="abcdef",
+        fragments=3,
+        cut_after=2,
+        stream_error={"status": 500, "message": "runner died"},
+    )
+    result = done(collect(make(server), "hi"))
+    assert result["content"] == "abcd"
+    assert result["error"] == {
+        "type": "server",
+        "message": "runner died",
+        "status_code": None,
+        "provider": "ollama",
+        "retryable": False,
+    }
+
+
+def test_stream_closed_before_done_chunk(server: MockLLMServer) -> None:
+    server.enqueue_raw(200, ndjson(chunk("partial ")), NDJSON, provider="ollama")
+    result = done(collect(make(server), "hi"))
+    assert (result["content"], result["error"]["type"]) == ("partial ", "connection")
+
+
+def test_empty_stream(server: MockLLMServer) -> None:
+    server.enqueue_raw(200, b"", NDJSON, provider="ollama")
+    assert done(collect(make(server), "hi"))["error"]["type"] == "connection"
+
+
+def test_http_error_before_the_stream(server: MockLLMServer) -> None:
+    server.enqueue_error(404, "ollama", message="model 'x' not found")
+    result = done(collect(make(server), "hi"))
+    assert (result["content"], result["error"]["type"], result["error"]["status_code"]) == (
+        None,
+        "not_found",
+        404,
+    )
+
+
+def test_429_before_the_stream_is_retried(server: MockLLMServer) -> None:
+    server.enqueue_error(429, "ollama", retry_after=0.05)
+    server.enqueue("ollama", text="ok")
+    assert done(collect(make(server, max_retries=1), "hi"))["content"] == "ok"
+    assert len(server.requests_for("ollama")) == 2
+
+
+async def test_503_before_the_stream_is_retried_async(server: MockLLMServer) -> None:
+    server.enqueue_error(503, "ollama", retry_after=0.05)
+    server.enqueue("ollama", text="ok")
+    assert done(await collect_async(make(server, max_retries=1), "hi"))["content"] == "ok"
+    assert len(server.requests_for("ollama")) == 2
+
+
+def test_raise_errors_raises_after_partial_events(server: MockLLMServer) -> None:
+    server.enqueue("ollama", text="abcdef", fragments=3, cut_after=2)
+    seen: list[dict[str, Any]] = []
+    with pytest.raises(ConnectionError):
+        for event in make(server, raise_errors=True).stream("hi"):
+            seen.append(event)
+    assert seen == [{"type": "text", "text": "ab"}, {"type": "text", "text": "cd"}]
+
+
+async def test_raise_errors_async(server: MockLLMServer) -> None:
+    server.enqueue(
+        "ollama", text="abcdef", fragments=3, stream_error={"status": 500, "message": "x"}
+    )
+    seen: list[dict[str, Any]] = []
+    with pytest.raises(ServerError):
+        async for event in make(server).stream_async("hi", raise_errors=True):
+            seen.append(event)
+    assert texts(seen) == ["ab", "cd", "ef"]
+
+
+def test_bad_input_in_stream_sends_nothing(server: MockLLMServer) -> None:
+    result = done(collect(make(server), "hi", tools=TOOLS, tool_choice="nope"))
+    assert result["error"]["type"] == "invalid_request"
+    assert server.requests == []
+
+
+# --- closing ------------------------------------------------------------------------------
+
+
+def test_breaking_out_closes_the_response(server: MockLLMServer) -> None:
+    responses: list[httpx.Response] = []
+    llm = make(server, event_hooks={"response": [responses.append]})
+    server.enqueue("ollama", text="x" * 40, fragments=20, chunk_delay=0.01)
+    stream = llm.stream("hi")
+    assert next(stream) == {"type": "text", "text": "xx"}
+    assert not responses[0].is_closed
+    stream.close()
+    assert responses[0].is_closed
+
+
+async def test_breaking_out_closes_the_response_async(server: MockLLMServer) -> None:
+    responses: list[httpx.Response] = []
+
+    async def hook(response: httpx.Response) -> None:
+        responses.append(response)
+
+    llm = make(server, event_hooks={"response": [hook]})
+    server.enqueue("ollama", text="x" * 40, fragments=20, chunk_delay=0.01)
+    stream = llm.stream_async("hi")
+    async for _event in stream:
+        break
+    assert not responses[0].is_closed
+    await stream.aclose()
+    assert responses[0].is_closed
+
+
+# --- recorded streams ---------------------------------------------------------------------
+
+
+def _lines(fx: dict[str, Any]) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in fx["response"]["body"].splitlines() if line.strip()]
+
+
+def _as_one_response(fx: dict[str, Any]) -> dict[str, Any]:
+    """The non-streamed body equivalent to a recorded NDJSON stream."""
+    lines = _lines(fx)
+    tool_calls = [c for line in lines for c in line["message"].get("tool_calls", [])]
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": "".join(line["message"].get("content", "") for line in lines),
+    }
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {**lines[-1], "message": message}
+
+
+@pytest.mark.parametrize("fx", _recorded(streaming=True))
+def test_recorded_streams(server: MockLLMServer, fx: dict[str, Any]) -> None:
+    llm = make(server)
+    server.enqueue_recorded(fx, provider="ollama")
+    events = collect(llm, "hi")
+    result = done(events)
+    derived = fx["derived"]
+    assert result["content"] == (derived["text"] or None)
+    assert result["tool_calls"] == expected_calls(fx) == calls(events)
+    assert result["stop_reason"] == expected_stop(fx)
+    assert result["usage"] == {
+        "input_tokens": derived["usage"]["prompt_eval_count"],
+        "output_tokens": derived["usage"]["eval_count"],
+    }
+    assert "".join(texts(events)) == derived["text"]
+    # The same response, non-streamed, through generate.
+    server.enqueue_raw(
+        200, _as_one_response(fx), {"content-type": "application/json"}, provider="ollama"
+    )
+    assert llm.generate("hi") == result
+
+
+@pytest.mark.parametrize("fx", _recorded(streaming=True)[:2])
+async def test_recorded_streams_async(server: MockLLMServer, fx: dict[str, Any]) -> None:
+    llm = make(server)
+    server.enqueue_recorded(fx, provider="ollama")
+    server.enqueue_recorded(fx, provider="ollama")
+    sync_result = done(await asyncio.to_thread(collect, llm, "hi"))
+    assert done(await collect_async(llm, "hi")) == sync_result
