@@ -109,7 +109,9 @@ def many_tools(n: int) -> list[dict[str, Any]]:
             },
             "required": ["query"],
         }
-        tools.append({"name": f"tool_{i}", "description": f"Tool number {i}.", "parameters": schema})
+        tools.append(
+            {"name": f"tool_{i}", "description": f"Tool number {i}.", "parameters": schema}
+        )
     return tools
 
 

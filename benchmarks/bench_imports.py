@@ -95,10 +95,7 @@ def bench_zerda_llm(runs: int) -> dict[str, Any]:
 def bench_provider(provider: str, runs: int) -> dict[str, Any]:
     addr = MockLLMServer(port=1)  # addresses only; nothing is called
     options = {"model": MODELS[provider], **addr.client_options(provider)}
-    zerda = (
-        "from zerda.llm import create_interface\n"
-        f"create_interface({provider!r}, **kw).client"
-    )
+    zerda = f"from zerda.llm import create_interface\ncreate_interface({provider!r}, **kw).client"
     raw = f"{SDK_IMPORT[provider]}\n{SDK_CLIENT[provider]}"
     cases = {
         "module": (f"import {MODULES[provider]}", {}),

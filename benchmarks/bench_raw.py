@@ -49,6 +49,19 @@ class RawBase:
     def build_stream_request(self) -> dict[str, Any]:
         return self.req
 
+    def generate(self) -> Any:
+        raise NotImplementedError
+
+    async def generate_async(self) -> Any:
+        raise NotImplementedError
+
+    def stream(self) -> int:
+        """One streamed call, every chunk iterated; returns the number of chunks."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
 
 def _openai_tools() -> list[dict[str, Any]]:
     return [{"type": "function", "function": dict(t)} for t in TOOLS]

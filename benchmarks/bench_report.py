@@ -24,7 +24,7 @@ GOAL = 1.10
 
 
 def machine() -> dict[str, Any]:
-    versions = {}
+    versions: dict[str, str | None] = {}
     for dist in SDK_DISTRIBUTIONS:
         try:
             versions[dist] = importlib.metadata.version(dist)
@@ -115,7 +115,11 @@ def overhead_table(results: dict[str, Any], section: str) -> str:
         z, raw = r["zerda"], r["raw"]
         if section == "overhead":
             wire = r.get("wire", {}).get("generate", {})
-            last = "yes" if wire.get("same_body") else f"no ({wire.get('raw_bytes')} vs {wire.get('zerda_bytes')} B)"
+            last = (
+                "yes"
+                if wire.get("same_body")
+                else f"no ({wire.get('raw_bytes')} vs {wire.get('zerda_bytes')} B)"
+            )
         else:
             last = f"{r.get('raw_chunks')} / {r.get('zerda_events')}"
         rows.append(
@@ -185,7 +189,9 @@ def import_table(imports: dict[str, Any]) -> str:
             rows.append(_failed_row("zerda.llm", reason, len(header)))
         else:
             loaded = ", ".join(base["modules_loaded"]) or "no SDK, no pydantic"
-            rows.append(["`import zerda.llm`", f"{_ms(base['cpu_ms'])} ({loaded})", "", "", "", "", ""])
+            rows.append(
+                ["`import zerda.llm`", f"{_ms(base['cpu_ms'])} ({loaded})", "", "", "", "", ""]
+            )
     for provider, r in imports.get("providers", {}).items():
         reason = _failed(r)
         if reason:
@@ -282,15 +288,35 @@ def markdown(data: dict[str, Any]) -> str:
         "± is half the interquartile range over blocks.",
     ]
     if sections_present(results, "overhead"):
-        out += ["", "## Per-call overhead: generate vs the raw SDK call", "", overhead_table(results, "overhead")]
+        out += [
+            "",
+            "## Per-call overhead: generate vs the raw SDK call",
+            "",
+            overhead_table(results, "overhead"),
+        ]
     if sections_present(results, "stream"):
-        out += ["", "## Streaming: stream vs the raw SDK stream (every chunk iterated)", "", overhead_table(results, "stream")]
+        out += [
+            "",
+            "## Streaming: stream vs the raw SDK stream (every chunk iterated)",
+            "",
+            overhead_table(results, "stream"),
+        ]
     if sections_present(results, "async"):
-        out += ["", "## generate_async vs the raw async SDK, by concurrency", "", async_table(results)]
+        out += [
+            "",
+            "## generate_async vs the raw async SDK, by concurrency",
+            "",
+            async_table(results),
+        ]
     if data.get("imports"):
         out += ["", "## Import time (fresh interpreter, median)", "", import_table(data["imports"])]
     if sections_present(results, "convert"):
         out += ["", "## Conversion throughput (CPU time, median)", "", convert_table(results)]
     if data.get("profiles"):
-        out += ["", "## Where Zerda's time goes (ratios above the goal, cProfile)", "", profile_section(data["profiles"])]
+        out += [
+            "",
+            "## Where Zerda's time goes (ratios above the goal, cProfile)",
+            "",
+            profile_section(data["profiles"]),
+        ]
     return "\n".join(out) + "\n"

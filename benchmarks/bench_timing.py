@@ -75,7 +75,7 @@ def _spread(values: list[float]) -> float:
 
 
 def _paired_ratio(zerda: list[float], raw: list[float]) -> float:
-    return statistics.median(z / r for z, r in zip(zerda, raw) if r > 0)
+    return statistics.median(z / r for z, r in zip(zerda, raw, strict=True) if r > 0)
 
 
 def throughput(fn: Block, n: int, repeats: int) -> dict[str, float]:

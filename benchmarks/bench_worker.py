@@ -49,7 +49,9 @@ def plans(quick: bool) -> dict[str, Plan]:
 
 
 def _interface(provider: str, port: int) -> Any:
-    return create_interface(provider, model=MODELS[provider], **_addr(port).client_options(provider))
+    return create_interface(
+        provider, model=MODELS[provider], **_addr(port).client_options(provider)
+    )
 
 
 def _addr(port: int) -> MockLLMServer:
@@ -200,7 +202,9 @@ def bench_async(provider: str, port: int, quick: bool) -> dict[str, Any]:
 
 def _sdk_tool_calls(provider: str, n: int) -> Any:
     """n tool calls as the SDK hands them to Zerda's parser (real SDK objects)."""
-    calls = [(f"call{i:05d}", "get_weather", {"city": f"City {i}", "unit": "celsius"}) for i in range(n)]
+    calls = [
+        (f"call{i:05d}", "get_weather", {"city": f"City {i}", "unit": "celsius"}) for i in range(n)
+    ]
     if provider in ("openai", "groq", "mistral"):
         tool_calls = [
             {"id": i, "type": "function", "function": {"name": name, "arguments": json.dumps(a)}}
@@ -212,7 +216,9 @@ def _sdk_tool_calls(provider: str, n: int) -> Any:
         import ollama
 
         ollama_calls = [{"function": {"name": name, "arguments": a}} for _, name, a in calls]
-        return ollama.Message(role="assistant", content="", tool_calls=ollama_calls)
+        return ollama.Message.model_validate(
+            {"role": "assistant", "content": "", "tool_calls": ollama_calls}
+        )
     if provider == "anthropic":
         from anthropic.types import Message
 

@@ -1,13 +1,18 @@
 """Every Python example in README.md and docs/ runs, against MockLLMServer.
 
 The blocks of one page run in order in one namespace, as a reader would paste them. Every
-interface an example creates without a ``base_url`` is pointed at a MockLLMServer that
-answers each provider with a short text, so examples that show real providers run offline.
-A block preceded by ``<!-- not-run: reason -->`` is skipped.
+interface an example creates is pointed at a MockLLMServer that answers each provider with a
+short text (unless the example already points it at 127.0.0.1), so examples that show real
+providers run offline and never reach the network. Snippets on the provider pages may use
+``get_weather`` (the function from tool-calling.md) and ``server`` (a running MockLLMServer)
+without defining them. ``test_*`` functions an example defines are run too, with the
+``mock_llm_server`` fixture and their ``parametrize`` cases. A block preceded by
+``<!-- not-run: reason -->`` is skipped.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 from pathlib import Path
 from typing import Any
@@ -28,12 +33,18 @@ def python_blocks(page: Path) -> list[str]:
 
 @pytest.fixture
 def offline(monkeypatch: pytest.MonkeyPatch) -> Any:
+    # Bedrock examples rely on the AWS credential chain and region from the environment.
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
     with MockLLMServer() as server:
         server.set_default(text="Done.")
         original = BaseLLMInterface.__init__
 
         def init(self: BaseLLMInterface, *args: Any, **kwargs: Any) -> None:
-            if kwargs.get("base_url") is None and kwargs.get("client") is None:
+            if kwargs.get("client") is None and "127.0.0.1" not in (kwargs.get("base_url") or ""):
+                # An AWS profile named in an example does not exist here.
+                kwargs = {k: v for k, v in kwargs.items() if k != "profile"}
                 kwargs.update(server.client_options(self.provider))
             original(self, *args, **kwargs)
 
@@ -46,10 +57,38 @@ def test_examples_run(page: Path, offline: MockLLMServer) -> None:
     blocks = python_blocks(page)
     if not blocks:
         pytest.skip("no Python examples")
-    namespace: dict[str, Any] = {"__name__": f"docs_{page.stem}"}
+    namespace: dict[str, Any] = {
+        "__name__": f"docs_{page.stem}",
+        "get_weather": get_weather,
+        "server": offline,
+    }
     for i, block in enumerate(blocks):
         code = compile(block, f"{page.name}[python block {i}]", "exec")
         exec(code, namespace)  # noqa: S102 - running our own documentation is the point
+    for name, fn in list(namespace.items()):
+        if name.startswith("test_") and callable(fn):
+            run_example_test(fn, offline)
+
+
+def get_weather(city: str, unit: str = "celsius") -> dict[str, Any]:
+    """Current weather for a city."""
+    return {"city": city, "temp": 18, "unit": unit}
+
+
+def run_example_test(fn: Any, server: MockLLMServer) -> None:
+    """Calls an example's test function once per parametrize case, like pytest would."""
+    cases: list[dict[str, Any]] = [{}]
+    for mark in getattr(fn, "pytestmark", []):
+        if mark.name == "parametrize":
+            names = [n.strip() for n in mark.args[0].split(",")]
+            values = [v if len(names) > 1 else (v,) for v in mark.args[1]]
+            cases = [{**c, **dict(zip(names, v, strict=True))} for c in cases for v in values]
+    wants_server = "mock_llm_server" in inspect.signature(fn).parameters
+    for case in cases:
+        server.reset()
+        fn(**case, **({"mock_llm_server": server} if wants_server else {}))
+    server.reset()
+    server.set_default(text="Done.")
 
 
 def test_every_doc_page_is_linked_from_another_page() -> None:

@@ -37,6 +37,9 @@ class StreamAccumulator:
         self.native_stop: Any = None
         self.usage: dict[str, Any] | None = None
         self.provider_data: dict[str, Any] = {}
+        # Provider-specific state across chunks that is not a tool call (e.g. reasoning
+        # blocks being assembled); a provider keys it by its own name.
+        self.scratch: dict[str, Any] = {}
         self._open: dict[Hashable, _OpenCall] = {}
 
     @property

@@ -4,22 +4,25 @@ A provider subclass supplies data (``provider``, ``env_keys``, ``sdk_module``...
 hooks, each one idea: ``_make_client``/``_make_async_client``, ``_build_request`` (unified
 :class:`Request` -> the SDK call's keyword arguments), ``_call``/``_call_async`` (the only
 sync/async difference), ``_map_response``, ``_map_error`` and, for streaming,
-``_open_stream``/``_open_stream_async`` and ``_new_stream_state``. Checking arguments,
+``_open_stream``/``_open_stream_async`` and ``_feed``. Checking arguments,
 normalising tools, validating tool_choice, catching failures into the error shape and
 keeping the API key out of sight happen here, once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
 import os
 import re
 import threading
-from collections.abc import AsyncIterator, Iterator, Sequence
+import time
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from zerda.llm._stream import StreamAccumulator
 from zerda.llm.errors import (
@@ -33,6 +36,15 @@ from zerda.llm.messages import default_id, resolve_tool_ids, split_system, valid
 from zerda.llm.tools import ToolCall, _normalize_tool, tool_calls_to_dicts
 
 logger = logging.getLogger("zerda")
+T = TypeVar("T")
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
 
 TOOL_CHOICES = ("auto", "none", "required")
 
@@ -190,6 +202,7 @@ class BaseLLMInterface:
         self.options = options
         self._client = client
         self._async_client: Any = None
+        self._async_loop: weakref.ReferenceType[asyncio.AbstractEventLoop] | None = None
         self._lock = threading.RLock()  # an async client may be built from the sync one
 
     def _key_from_env(self) -> str | None:
@@ -218,11 +231,16 @@ class BaseLLMInterface:
 
     @property
     def async_client(self) -> Any:
-        if self._async_client is None:
+        """The async SDK client, built once per event loop: an httpx-based async client is
+        bound to the loop it first ran on, so one interface reused across ``asyncio.run``
+        calls gets a fresh client on each new loop (a client passed in is always kept)."""
+        loop = _running_loop()
+        built_for = self._async_loop() if self._async_loop is not None else None
+        if self._async_client is None or (self._async_loop is not None and built_for is not loop):
             with self._lock:
-                if self._async_client is None:
-                    self._check_key()
-                    self._async_client = self._make_async_client()
+                self._check_key()
+                self._async_client = self._make_async_client()
+                self._async_loop = weakref.ref(loop) if loop is not None else None
         return self._async_client
 
     def _check_key(self) -> None:
@@ -255,6 +273,38 @@ class BaseLLMInterface:
 
     def _map_response(self, raw: Any) -> dict[str, Any]:
         raise NotImplementedError
+
+    def _retry_delay(self, exc: BaseException, attempt: int) -> float | None:
+        """Seconds to wait before Zerda's own retry number ``attempt`` (from 0) after
+        ``exc``; None: do not retry. Only providers that retry in Zerda (see _retry.py)
+        override it; the others configure their SDK's retry."""
+        return None
+
+    def _retrying(self, send: Callable[[], T]) -> T:
+        """``send()``, retried per ``_retry_delay`` up to ``max_retries`` times."""
+        attempt = 0
+        while True:
+            try:
+                return send()
+            except Exception as exc:
+                delay = self._retry_delay(exc, attempt) if attempt < self.max_retries else None
+                if delay is None:
+                    raise
+            time.sleep(delay)
+            attempt += 1
+
+    async def _retrying_async(self, send: Callable[[], Awaitable[T]]) -> T:
+        """As :meth:`_retrying`; only the wait is awaited."""
+        attempt = 0
+        while True:
+            try:
+                return await send()
+            except Exception as exc:
+                delay = self._retry_delay(exc, attempt) if attempt < self.max_retries else None
+                if delay is None:
+                    raise
+            await asyncio.sleep(delay)
+            attempt += 1
 
     def _map_error(self, exc: BaseException) -> ZerdaError | None:
         """The SDK's exception as a ZerdaError; None when it is not the SDK's."""

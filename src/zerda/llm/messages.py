@@ -201,7 +201,9 @@ def resolve_tool_ids(
         _check_answered(pending, pending_at, index)
         if role == "assistant" and message["tool_calls"]:
             pending, pending_at = _pending_calls(index, message, used, make_id), index
-            calls = [{**c, "id": p["id"]} for c, p in zip(message["tool_calls"], pending, strict=True)]
+            calls = [
+                {**c, "id": p["id"]} for c, p in zip(message["tool_calls"], pending, strict=True)
+            ]
             out.append({**message, "tool_calls": calls})
         else:
             pending = []

@@ -47,7 +47,8 @@ def wants_stream(req: RecordedRequest) -> bool:
 
 def render(script: Script, req: RecordedRequest) -> Reply:
     if wants_stream(req):
-        return Reply(200, dict(_SSE), chunks=_stream_events(script, req))
+        # message_delta and message_stop close the stream; a stream_error replaces them.
+        return Reply(200, dict(_SSE), chunks=_stream_events(script, req), closing_chunks=2)
     return Reply(200, dict(_JSON), body=_dumps(_message(script, req)))
 
 

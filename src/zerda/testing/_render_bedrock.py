@@ -59,7 +59,8 @@ def render(script: Script, req: RecordedRequest) -> Reply:
     headers = {"x-amzn-requestid": str(uuid.uuid4())}
     if wants_stream(req):
         headers["content-type"] = "application/vnd.amazon.eventstream"
-        return Reply(200, headers, chunks=_stream_events(script))
+        # messageStop and metadata close the stream; a stream_error replaces them.
+        return Reply(200, headers, chunks=_stream_events(script), closing_chunks=2)
     headers["content-type"] = "application/json"
     return Reply(200, headers, body=_dumps(_response(script)))
 

@@ -59,7 +59,8 @@ def render(script: Script, req: RecordedRequest) -> Reply:
     model = script.model or _path_model(req)
     if wants_stream(req):
         chunks = [_sse(c) for c in _stream_chunks(script, model, response_id)]
-        return Reply(200, dict(_SSE), chunks=chunks)
+        # The last chunk carries finishReason and usage; a stream_error replaces it.
+        return Reply(200, dict(_SSE), chunks=chunks, closing_chunks=1)
     body = _response(_parts(script), script, model, response_id, final=True)
     return Reply(200, dict(_JSON), body=_dumps(body))
 

@@ -62,7 +62,12 @@ def history_from(provider: str) -> list[dict[str, Any]]:
         {"role": "system", "content": "You are terse."},
         {"role": "user", "content": "Weather and time in Paris?"},
         assistant,
-        {"role": "tool", "tool_call_id": first, "name": "get_weather", "content": {"temp_c": 18, "sky": "clear"}},
+        {
+            "role": "tool",
+            "tool_call_id": first,
+            "name": "get_weather",
+            "content": {"temp_c": 18, "sky": "clear"},
+        },
         {"role": "tool", "tool_call_id": second, "name": "get_time", "content": "14:05"},
         {"role": "assistant", "content": "18°C and clear; it is 14:05."},
         {"role": "user", "content": "Thanks. And tomorrow?"},

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from tests.llm.providers.histories import PRODUCERS, history_from
 from tests.llm.providers.histories import TOOLS as TOOLS_UNIFIED
 from zerda.llm import errors
 from zerda.llm.providers import create_interface
@@ -109,8 +110,206 @@ def _result(content: Any, calls: list[dict[str, Any]], stop: str, usage: Any) ->
 USAGE = {"input_tokens": 10, "output_tokens": 5}
 
 
-class OpenAILikeContract:
+# --- request bodies ----------------------------------------------------------------------
+
+HISTORY_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": t["name"],
+            "description": t["description"],
+            "parameters": t["parameters"],
+        },
+    }
+    for t in TOOLS_UNIFIED
+]
+
+
+def history_messages(first: str, second: str, *, mistral: bool = False) -> list[dict[str, Any]]:
+    """The native messages of ``histories.history_from(p)`` once its ids are ``first`` and
+    ``second``; ``mistral`` adds what the mistralai SDK adds (index, prefix, result names)."""
+
+    def call(call_id: str, name: str) -> dict[str, Any]:
+        out = {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": name, "arguments": '{"city": "Paris"}'},
+        }
+        return {**out, "index": 0} if mistral else out
+
+    def assistant(body: dict[str, Any]) -> dict[str, Any]:
+        return {**body, "prefix": False} if mistral else body
+
+    def result(call_id: str, name: str, content: str) -> dict[str, Any]:
+        out = {"role": "tool", "tool_call_id": call_id, "content": content}
+        return {**out, "name": name} if mistral else out
+
+    return [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Weather and time in Paris?"},
+        assistant(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [call(first, "get_weather"), call(second, "get_time")],
+            }
+        ),
+        result(first, "get_weather", '{"temp_c": 18, "sky": "clear"}'),
+        result(second, "get_time", "14:05"),
+        assistant({"role": "assistant", "content": "18°C and clear; it is 14:05."}),
+        {"role": "user", "content": "Thanks. And tomorrow?"},
+    ]
+
+
+def assert_well_formed(messages: list[dict[str, Any]], id_pattern: str) -> None:
+    """The rules these APIs enforce on a history: ids in the provider's form and unique,
+    every tool message answering exactly one call of the assistant turn before it, every
+    call answered before the conversation moves on, the system prompt first."""
+    assert [m["role"] for m in messages].count("system") <= 1
+    assert all(m["role"] != "system" for m in messages[1:])
+    seen: set[str] = set()
+    open_ids: list[str] = []
+    for m in messages:
+        if m["role"] == "tool":
+            assert m["tool_call_id"] in open_ids, m
+            open_ids.remove(m["tool_call_id"])
+            continue
+        assert open_ids == [], f"unanswered calls before {m}"
+        for call in m.get("tool_calls") or []:
+            assert re.fullmatch(id_pattern, call["id"]), call["id"]
+            assert call["id"] not in seen
+            seen.add(call["id"])
+            json.loads(call["function"]["arguments"])
+            open_ids.append(call["id"])
+    assert open_ids == []
+
+
+USER = [{"role": "user", "content": "hi"}]
+NAMED = {"type": "function", "function": {"name": "get_time"}}
+
+
+class RequestBodies:
+    """Exact request bodies received by MockLLMServer (mixed into the contract)."""
+
+    provider: ClassVar[str]
+    max_tokens_field: ClassVar[str]
+    required_choice: ClassVar[str]
+    body_extra: ClassVar[dict[str, Any]]
+    stream_extra: ClassVar[dict[str, Any]]
+    mistral_messages: ClassVar[bool]
+    id_pattern: ClassVar[str]
+    history_ids: ClassVar[dict[str, tuple[str, str]]]
+    native_example: ClassVar[dict[str, Any]]
+
+    @classmethod
+    def make(cls, server: MockLLMServer, **options: Any) -> Any:
+        raise NotImplementedError
+
+    def sent(self, server: MockLLMServer) -> Any:
+        raise NotImplementedError
+
+    def body_for(self, server: MockLLMServer, messages: Any = "hi", **kwargs: Any) -> Any:
+        server.enqueue(self.provider, text="ok")
+        result = self.make(server).generate(messages, **kwargs)
+        assert result["stop_reason"] == "end_turn", result
+        return self.sent(server)
+
+    def expected(self, **fields: Any) -> dict[str, Any]:
+        return {"model": "m-1", "messages": USER, **self.body_extra, **fields}
+
+    def test_plain_prompt(self, server: MockLLMServer) -> None:
+        assert self.body_for(server) == self.expected()
+
+    def test_system_prompt_goes_first(self, server: MockLLMServer) -> None:
+        messages = [{"role": "user", "content": "hi"}, {"role": "system", "content": "Be brief."}]
+        system = {"role": "system", "content": "You are Zerda.\n\nBe brief."}
+        assert self.body_for(server, messages, system="You are Zerda.") == self.expected(
+            messages=[system, *USER]
+        )
+
+    @pytest.mark.parametrize(
+        ("choice", "native"),
+        [
+            (None, None),
+            ("auto", "auto"),
+            ("none", "none"),
+            ("required", "required"),
+            ("get_time", NAMED),
+            ({"name": "get_time"}, NAMED),
+            (NAMED, NAMED),
+        ],
+    )
+    def test_tools_and_tool_choice(self, server: MockLLMServer, choice: Any, native: Any) -> None:
+        fields: dict[str, Any] = {"tools": HISTORY_TOOLS}
+        if native is not None:
+            fields["tool_choice"] = self.required_choice if native == "required" else native
+        assert self.body_for(server, tools=TOOLS_UNIFIED, tool_choice=choice) == self.expected(
+            **fields
+        )
+
+    def test_options(self, server: MockLLMServer) -> None:
+        body = self.body_for(
+            server,
+            tools=TOOLS_UNIFIED,
+            max_tokens=50,
+            temperature=0.2,
+            top_p=0.9,
+            stop="END",
+            parallel_tool_calls=False,
+        )
+        assert body == self.expected(
+            tools=HISTORY_TOOLS,
+            parallel_tool_calls=False,
+            temperature=0.2,
+            top_p=0.9,
+            stop=["END"],
+            **{self.max_tokens_field: 50},
+        )
+
+    def test_native_arguments_pass_through(self, server: MockLLMServer) -> None:
+        assert self.body_for(server, **self.native_example) == self.expected(**self.native_example)
+
+    def test_stream_body(self, server: MockLLMServer) -> None:
+        server.enqueue(self.provider, text="ok")
+        list(self.make(server).stream("hi"))
+        assert self.sent(server) == {**self.expected(), **self.stream_extra}
+
+    @pytest.mark.parametrize("producer", ["own", "anthropic", "gemini", "ollama"])
+    def test_history_exact_body(self, server: MockLLMServer, producer: str) -> None:
+        producer = self.provider if producer == "own" else producer
+        ids = self.history_ids[producer]
+        body = self.body_for(server, history_from(producer), tools=TOOLS_UNIFIED)
+        messages = history_messages(*ids, mistral=self.mistral_messages)
+        assert body == self.expected(messages=messages, tools=HISTORY_TOOLS)
+
+    @pytest.mark.parametrize("producer", PRODUCERS)
+    def test_history_from_every_provider_is_well_formed(
+        self, server: MockLLMServer, producer: str
+    ) -> None:
+        history = history_from(producer)
+        body = self.body_for(server, history, tools=TOOLS_UNIFIED)
+        assert_well_formed(body["messages"], self.id_pattern)
+        assert history == history_from(producer)  # the caller's messages are untouched
+
+
+class OpenAILikeContract(RequestBodies):
+    """Subclasses set ``provider`` and what their API's bodies hold differently."""
+
     provider: ClassVar[str] = ""
+    max_tokens_field: ClassVar[str] = "max_completion_tokens"
+    required_choice: ClassVar[str] = "required"
+    body_extra: ClassVar[dict[str, Any]] = {}  # fields the SDK adds to every body
+    stream_extra: ClassVar[dict[str, Any]] = {"stream": True}
+    mistral_messages: ClassVar[bool] = False
+    native_example: ClassVar[dict[str, Any]] = {"seed": 7}  # an argument Zerda does not model
+    id_pattern: ClassVar[str] = r"[A-Za-z0-9_\-]{1,64}"
+    # producer -> the two ids the history's calls are sent with
+    history_ids: ClassVar[dict[str, tuple[str, str]]] = {
+        "openai": ("call_a1B2c3D4e5F6g7H8i9J0k1L2", "call_m3N4o5P6q7R8s9T0u1V2w3X4"),
+        "anthropic": ("toolu_01A09q90qw90lq917835lq9", "toolu_01B18r81rx81mr826724mr8"),
+        "gemini": ("call_2_0", "call_2_1"),  # id-less calls get ids by position
+        "ollama": ("call_2_0", "call_2_1"),
+    }
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -118,13 +317,21 @@ class OpenAILikeContract:
         with MockLLMServer() as server:
             yield server
 
+    @pytest.fixture(scope="class")
+    @classmethod
+    def llm(cls, server: MockLLMServer) -> Any:
+        """One interface with the default test options, shared by a class's many recorded
+        exchanges (building an SDK client per test would dominate their run time)."""
+        return cls.make(server)
+
     @pytest.fixture(autouse=True)
     def _fresh(self, server: MockLLMServer) -> None:
         server.reset()
 
-    def make(self, server: MockLLMServer, **options: Any) -> Any:
-        kwargs = {**server.client_options(self.provider), "api_key": KEY, "max_retries": 0}
-        return create_interface(self.provider, model="m-1", **{**kwargs, **options})
+    @classmethod
+    def make(cls, server: MockLLMServer, **options: Any) -> Any:
+        kwargs = {**server.client_options(cls.provider), "api_key": KEY, "max_retries": 0}
+        return create_interface(cls.provider, model="m-1", **{**kwargs, **options})
 
     def sent(self, server: MockLLMServer) -> Any:
         return server.last_request(self.provider).body
@@ -288,6 +495,10 @@ class OpenAILikeContract:
         llm = create_interface(self.provider, model="m", base_url=server.base_url(self.provider))
         assert llm.generate("hi")["error"]["type"] == "authentication"
 
+    def test_unknown_client_option_fails_at_construction(self, server: MockLLMServer) -> None:
+        with pytest.raises(TypeError, match="bogus_option"):
+            self.make(server, bogus_option=1)
+
     # --- streaming ---
 
     def stream(self, llm: Any, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
@@ -421,62 +632,3 @@ class OpenAILikeContract:
         assert next(stream)["type"] == "text"
         stream.close()
         assert closed == [True]
-
-
-# --- request bodies ----------------------------------------------------------------------
-
-HISTORY_TOOLS = [
-    {"type": "function", "function": {"name": t["name"], "description": t["description"], "parameters": t["parameters"]}}
-    for t in TOOLS_UNIFIED
-]
-
-
-def history_messages(first: str, second: str, *, mistral: bool = False) -> list[dict[str, Any]]:
-    """The native messages of ``histories.history_from(p)`` once its ids are ``first`` and
-    ``second``; ``mistral`` adds what the mistralai SDK adds (index, prefix, result names)."""
-
-    def call(call_id: str, name: str) -> dict[str, Any]:
-        out = {"id": call_id, "type": "function", "function": {"name": name, "arguments": '{"city": "Paris"}'}}
-        return {**out, "index": 0} if mistral else out
-
-    def assistant(body: dict[str, Any]) -> dict[str, Any]:
-        return {**body, "prefix": False} if mistral else body
-
-    def result(call_id: str, name: str, content: str) -> dict[str, Any]:
-        out = {"role": "tool", "tool_call_id": call_id, "content": content}
-        return {**out, "name": name} if mistral else out
-
-    return [
-        {"role": "system", "content": "You are terse."},
-        {"role": "user", "content": "Weather and time in Paris?"},
-        assistant(
-            {"role": "assistant", "content": None, "tool_calls": [call(first, "get_weather"), call(second, "get_time")]}
-        ),
-        result(first, "get_weather", '{"temp_c": 18, "sky": "clear"}'),
-        result(second, "get_time", "14:05"),
-        assistant({"role": "assistant", "content": "18°C and clear; it is 14:05."}),
-        {"role": "user", "content": "Thanks. And tomorrow?"},
-    ]
-
-
-def assert_well_formed(messages: list[dict[str, Any]], id_pattern: str) -> None:
-    """The rules these APIs enforce on a history: ids in the provider's form and unique,
-    every tool message answering exactly one call of the assistant turn before it, every
-    call answered before the conversation moves on, the system prompt first."""
-    assert [m["role"] for m in messages].count("system") <= 1
-    assert all(m["role"] != "system" for m in messages[1:])
-    seen: set[str] = set()
-    open_ids: list[str] = []
-    for m in messages:
-        if m["role"] == "tool":
-            assert m["tool_call_id"] in open_ids, m
-            open_ids.remove(m["tool_call_id"])
-            continue
-        assert open_ids == [], f"unanswered calls before {m}"
-        for call in m.get("tool_calls") or []:
-            assert re.fullmatch(id_pattern, call["id"]), call["id"]
-            assert call["id"] not in seen
-            seen.add(call["id"])
-            json.loads(call["function"]["arguments"])
-            open_ids.append(call["id"])
-    assert open_ids == []

@@ -4,6 +4,7 @@ faults and sync/async parity, against MockLLMServer and the real anthropic SDK."
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -975,6 +976,15 @@ def test_importing_the_module_does_not_import_the_sdk() -> None:
     import subprocess
     import sys
 
+    import zerda
+
+    src = str(Path(zerda.__file__).resolve().parents[1])
     code = "import sys, zerda.llm.providers.anthropic; print('anthropic' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": src},
+    )
     assert out.stdout.strip() == "False"

@@ -150,6 +150,7 @@ def test_map_messages_merges_turns_and_groups_tool_results() -> None:
         ("", {"text": "(empty)"}),
         ("  ", {"text": "(empty)"}),
         (42, {"text": "42"}),
+        (True, {"text": "true"}),
     ],
 )
 def test_map_tool_output(output: Any, block: dict[str, Any]) -> None:
@@ -723,6 +724,25 @@ def test_reasoning_kept_in_provider_data_only_when_signed(
     }
 
 
+def test_reasoning_round_trip(server: MockLLMServer, llm: AWSInterface) -> None:
+    signed = {"reasoningText": {"text": "hmm", "signature": "c2ln"}}
+    use = {"toolUseId": "tooluse_1", "name": "f", "input": {}}
+    content = [
+        {"reasoningContent": signed},
+        {"reasoningContent": {"redactedContent": "cmVk"}},
+        {"toolUse": use},
+    ]
+    server.enqueue_raw(200, raw_response(content, "tool_use"), provider="bedrock")
+    first = llm.generate("q", tools=[{"name": "f"}])
+    history = [
+        {"role": "user", "content": "q"},
+        first["message"],
+        {"role": "tool", "tool_call_id": "tooluse_1", "name": "f", "content": "ok"},
+    ]
+    body = sent(server, llm, history, tools=[{"name": "f"}])
+    assert body["messages"][1] == {"role": "assistant", "content": content}
+
+
 def test_unsigned_reasoning_is_dropped(server: MockLLMServer, llm: AWSInterface) -> None:
     content = [{"reasoningContent": {"reasoningText": {"text": "x"}}}, {"text": "A"}]
     server.enqueue_raw(200, raw_response(content), provider="bedrock")
@@ -951,5 +971,5 @@ async def test_64_concurrent_calls_run_in_the_interface_pool(server: MockLLMServ
     elapsed = time.perf_counter() - start
     assert [r["content"] for r in results] == ["ok"] * 64
     # asyncio's default executor has min(32, cpus + 4) threads: 6 on 2 cores, so >= 3.3 s.
-    assert elapsed < 2.0
+    assert elapsed < 3.0
     assert len(llm._pool._threads) > 32  # more than any default executor has

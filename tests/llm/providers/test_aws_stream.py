@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -396,17 +397,19 @@ def test_breaking_out_closes_the_response(
 async def test_breaking_out_async_closes_the_response(
     server: MockLLMServer, llm: AWSInterface, closes: list[int]
 ) -> None:
-    server.enqueue("bedrock", text="a long answer " * 20, fragments=20, chunk_delay=0.02)
+    server.enqueue("bedrock", text="a long answer " * 4, fragments=4, chunk_delay=0.25)
     stream = llm.stream_async("q")
     async for event in stream:
         assert event["type"] == "text"
         break
+    start = time.perf_counter()
     await stream.aclose()
-    for _ in range(50):  # the pump thread ends at its next read
+    assert time.perf_counter() - start < 0.1  # the loop never waits for the pool thread
+    for _ in range(100):  # the pool thread closes the response at its next read
         if closes:
             break
         await asyncio.sleep(0.01)
-    assert closes
+    assert closes == [1]
     server.enqueue("bedrock", text="next")
     assert done(await collect_async(llm, "q"))["content"] == "next"
 

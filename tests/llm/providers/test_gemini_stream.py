@@ -4,6 +4,7 @@ closing on break, and every streamed recorded exchange."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -191,7 +192,10 @@ async def test_breaking_out_of_an_async_stream_closes_the_response(mock: MockLLM
     llm = make(mock)
     stream = llm.stream_async("hi")
     assert await anext(stream) == {"type": "text", "text": "a "}
-    pool = _pool(llm.client._api_client._async_httpx_client)
+    outer = llm.client._api_client._async_httpx_client
+    # google-genai keeps one inner client (and pool) per event loop.
+    inner = getattr(outer, "_loop_clients", {}).get(asyncio.get_running_loop(), outer)
+    pool = _pool(inner)
     assert len(pool._requests) == 1
     await stream.aclose()
     assert pool._requests == []

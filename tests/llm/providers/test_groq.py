@@ -1,9 +1,57 @@
-"""GroqInterface against MockLLMServer and the real ``groq`` SDK."""
+"""GroqInterface against MockLLMServer and the real ``groq`` SDK: the shared contract
+(openai_like.py) with Groq's own data, and every recorded Groq exchange."""
 
 from __future__ import annotations
 
-from tests.llm.providers.openai_like import OpenAILikeContract
+from typing import Any, ClassVar
+
+import pytest
+
+from tests.llm.providers.openai_like import KEY, OpenAILikeContract, check_recorded, recorded_cases
+from zerda.llm.providers import create_interface
+from zerda.llm.providers.groq import GroqInterface
+from zerda.testing import MockLLMServer
 
 
 class TestGroq(OpenAILikeContract):
     provider = "groq"
+    history_ids: ClassVar[dict[str, tuple[str, str]]] = {
+        **OpenAILikeContract.history_ids,
+        "groq": ("call_9x8y7z6w5v4u3t2s1r0q9p8o", "call_n7m6l5k4j3i2h1g0f9e8d7c6"),
+    }
+
+    @pytest.mark.parametrize("fixture", recorded_cases("groq"))
+    def test_recorded(self, server: MockLLMServer, llm: Any, fixture: dict[str, Any]) -> None:
+        check_recorded(llm, server, fixture, "groq")
+
+    def test_stream_usage_from_x_groq(self, server: MockLLMServer) -> None:
+        server.enqueue(self.provider, text="Hi", usage={"input_tokens": 3, "output_tokens": 1})
+        done = list(self.make(server).stream("hi"))[-1]["result"]
+        assert done["usage"] == {"input_tokens": 3, "output_tokens": 1}
+
+
+def test_api_key_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GROQ_API_KEY", KEY)
+    llm = create_interface("groq:llama-3.3-70b-versatile")
+    assert isinstance(llm, GroqInterface)
+    assert llm.api_key == KEY and KEY not in repr(llm)
+
+
+def test_client_built_once_with_options() -> None:
+    llm = GroqInterface("m", api_key=KEY, base_url="http://127.0.0.1:9", timeout=3, max_retries=4)
+    client = llm.client
+    assert llm.client is client
+    assert (client.max_retries, client.timeout, str(client.base_url)) == (
+        4,
+        3,
+        "http://127.0.0.1:9",
+    )
+
+
+def test_ready_clients_are_used() -> None:
+    import groq
+
+    sync = groq.Groq(api_key="k")
+    async_client = groq.AsyncGroq(api_key="k")
+    llm = GroqInterface("m", client=sync, async_client=async_client)
+    assert llm.client is sync and llm.async_client is async_client

@@ -1,9 +1,75 @@
-"""OpenAIInterface against MockLLMServer and the real ``openai`` SDK."""
+"""OpenAIInterface against MockLLMServer and the real ``openai`` SDK: the shared contract
+(openai_like.py: bodies, results, faults, streaming, parity) with OpenAI's own data, and
+every recorded exchange (OpenAI's, and Ollama's OpenAI-compatible ``/v1/chat/completions``
+ones, which this interface serves too)."""
 
 from __future__ import annotations
 
-from tests.llm.providers.openai_like import OpenAILikeContract
+from typing import Any, ClassVar
+
+import pytest
+
+from tests.llm.providers.openai_like import KEY, OpenAILikeContract, check_recorded, recorded_cases
+from zerda.llm.providers import create_interface
+from zerda.llm.providers.openai import OpenAIInterface
+from zerda.testing import MockLLMServer
 
 
 class TestOpenAI(OpenAILikeContract):
     provider = "openai"
+    # Without include_usage OpenAI streams carry no usage.
+    stream_extra: ClassVar[dict[str, Any]] = {
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+
+    @pytest.mark.parametrize("fixture", recorded_cases("openai"))
+    def test_recorded(self, server: MockLLMServer, llm: Any, fixture: dict[str, Any]) -> None:
+        check_recorded(llm, server, fixture, "openai")
+
+    @pytest.mark.parametrize("fixture", recorded_cases("ollama", path="/v1/chat/completions"))
+    def test_recorded_ollama_openai_compatible(
+        self, server: MockLLMServer, fixture: dict[str, Any]
+    ) -> None:
+        llm = self.make(server, base_url=server.base_url("ollama") + "/v1")
+        check_recorded(llm, server, fixture, "ollama")
+
+
+def test_client_options_reach_the_sdk() -> None:
+    with MockLLMServer() as server:
+        server.enqueue("openai", text="ok")
+        llm = create_interface(
+            "openai:m", default_headers={"X-Zerda-Test": "1"}, **server.client_options("openai")
+        )
+        assert llm.generate("hi")["content"] == "ok"
+        assert server.last_request("openai").headers["x-zerda-test"] == "1"
+
+
+def test_api_key_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    llm = create_interface("openai:gpt-4o-mini")
+    assert isinstance(llm, OpenAIInterface)
+    assert llm.api_key == KEY and KEY not in repr(llm)
+
+
+def test_client_built_once_with_options() -> None:
+    llm = OpenAIInterface(
+        "m", api_key=KEY, base_url="http://127.0.0.1:9/v1", timeout=3, max_retries=4
+    )
+    client = llm.client
+    assert llm.client is client
+    assert (client.max_retries, client.timeout, str(client.base_url)) == (
+        4,
+        3,
+        "http://127.0.0.1:9/v1/",
+    )
+    assert llm.async_client is llm.async_client
+
+
+def test_ready_clients_are_used() -> None:
+    import openai
+
+    sync = openai.OpenAI(api_key="k", base_url="http://127.0.0.1:9/v1")
+    async_client = openai.AsyncOpenAI(api_key="k", base_url="http://127.0.0.1:9/v1")
+    llm = OpenAIInterface("m", client=sync, async_client=async_client)
+    assert llm.client is sync and llm.async_client is async_client

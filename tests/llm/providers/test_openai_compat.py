@@ -43,7 +43,11 @@ def test_map_message_assistant_with_calls() -> None:
         "role": "assistant",
         "content": None,
         "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"q": "é", "n": [1, 2]}'}}
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "f", "arguments": '{"q": "é", "n": [1, 2]}'},
+            }
         ],
     }
 
@@ -53,7 +57,13 @@ def test_map_message_assistant_with_calls() -> None:
     [("14:05", "14:05"), ({"temp": 18}, '{"temp": 18}'), ([1, "a"], '[1, "a"]'), (3, "3")],
 )
 def test_map_message_tool_result(output: Any, sent: str) -> None:
-    message = {"role": "tool", "tool_call_id": "c1", "name": "f", "content": output, "is_error": False}
+    message = {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "name": "f",
+        "content": output,
+        "is_error": False,
+    }
     assert _map_message(message) == {"role": "tool", "tool_call_id": "c1", "content": sent}
 
 
@@ -64,7 +74,11 @@ def test_map_message_plain_turns() -> None:
 
 
 def test_map_message_does_not_mutate() -> None:
-    message = {"role": "assistant", "content": "x", "tool_calls": [{"id": "c", "name": "f", "arguments": {}}]}
+    message = {
+        "role": "assistant",
+        "content": "x",
+        "tool_calls": [{"id": "c", "name": "f", "arguments": {}}],
+    }
     snapshot = repr(message)
     _map_message(message)
     assert repr(message) == snapshot
@@ -73,7 +87,10 @@ def test_map_message_does_not_mutate() -> None:
 def test_map_tools() -> None:
     tools = [{"name": "f", "description": "F.", "parameters": {"type": "object"}}]
     assert _map_tools(tools) == [
-        {"type": "function", "function": {"name": "f", "description": "F.", "parameters": {"type": "object"}}}
+        {
+            "type": "function",
+            "function": {"name": "f", "description": "F.", "parameters": {"type": "object"}},
+        }
     ]
     assert _map_tools(None) is None
 
@@ -114,7 +131,13 @@ def test_map_options() -> None:
 )
 def test_build_request_per_provider(cls: Any, fields: dict[str, Any], body: dict[str, Any]) -> None:
     tools = [{"name": "f", "description": "", "parameters": {"type": "object"}}]
-    req = request(system="Be brief.", messages=[{"role": "user", "content": "hi"}], tools=tools, max_tokens=9, **fields)
+    req = request(
+        system="Be brief.",
+        messages=[{"role": "user", "content": "hi"}],
+        tools=tools,
+        max_tokens=9,
+        **fields,
+    )
     built = cls("m", api_key="k")._build_request(req)
     max_field = "max_tokens" if cls is MistralInterface else "max_completion_tokens"
     assert built == {
@@ -128,7 +151,9 @@ def test_build_request_per_provider(cls: Any, fields: dict[str, Any], body: dict
 
 def test_tool_choice_and_parallel_need_tools() -> None:
     # The APIs refuse tool_choice / parallel_tool_calls without tools.
-    req = request(messages=[{"role": "user", "content": "hi"}], tool_choice="none", parallel_tool_calls=False)
+    req = request(
+        messages=[{"role": "user", "content": "hi"}], tool_choice="none", parallel_tool_calls=False
+    )
     assert OpenAIInterface("m", api_key="k")._build_request(req) == {
         "model": "m",
         "messages": [{"role": "user", "content": "hi"}],
@@ -136,7 +161,11 @@ def test_tool_choice_and_parallel_need_tools() -> None:
 
 
 def test_native_arguments_pass_through_last() -> None:
-    req = request(messages=[{"role": "user", "content": "hi"}], max_tokens=3, native={"seed": 7, "max_completion_tokens": 4})
+    req = request(
+        messages=[{"role": "user", "content": "hi"}],
+        max_tokens=3,
+        native={"seed": 7, "max_completion_tokens": 4},
+    )
     built = OpenAIInterface("m", api_key="k")._build_request(req)
     assert built["seed"] == 7 and built["max_completion_tokens"] == 4
 
@@ -147,7 +176,10 @@ def test_native_arguments_pass_through_last() -> None:
 def test_text_of() -> None:
     assert _text_of("hi") == "hi"
     assert _text_of(None) is None
-    parts = [{"type": "thinking", "thinking": [{"type": "text", "text": "hmm"}]}, {"type": "text", "text": "Yes."}]
+    parts = [
+        {"type": "thinking", "thinking": [{"type": "text", "text": "hmm"}]},
+        {"type": "text", "text": "Yes."},
+    ]
     assert _text_of(parts) == "Yes."
 
 
@@ -195,7 +227,11 @@ def test_map_response_legacy_function_call() -> None:
     raw = {
         "choices": [
             {
-                "message": {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": '{"a": 1}'}},
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "function_call": {"name": "f", "arguments": '{"a": 1}'},
+                },
                 "finish_reason": "function_call",
             }
         ],
@@ -212,7 +248,9 @@ def test_map_response_mistral_dict_arguments() -> None:
             {
                 "message": {
                     "content": "",
-                    "tool_calls": [{"id": "abcDEF123", "function": {"name": "f", "arguments": {"a": 1}}}],
+                    "tool_calls": [
+                        {"id": "abcDEF123", "function": {"name": "f", "arguments": {"a": 1}}}
+                    ],
                 },
                 "finish_reason": "tool_calls",
             }
@@ -224,7 +262,11 @@ def test_map_response_mistral_dict_arguments() -> None:
         "tool_calls": [{"id": "abcDEF123", "name": "f", "arguments": {"a": 1}}],
         "stop_reason": "tool_use",
         "usage": None,
-        "message": {"role": "assistant", "content": None, "tool_calls": [{"id": "abcDEF123", "name": "f", "arguments": {"a": 1}}]},
+        "message": {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "abcDEF123", "name": "f", "arguments": {"a": 1}}],
+        },
     }
 
 
@@ -236,12 +278,20 @@ def test_map_response_without_choices() -> None:
 # --- stream assembly -------------------------------------------------------------------
 
 
-def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any) -> dict[str, Any]:
-    choices = [] if delta is None and finish is None else [{"index": 0, "delta": delta or {}, "finish_reason": finish}]
+def chunk(
+    delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any
+) -> dict[str, Any]:
+    choices = (
+        []
+        if delta is None and finish is None
+        else [{"index": 0, "delta": delta or {}, "finish_reason": finish}]
+    )
     return {"choices": choices, **extra}
 
 
-def call_delta(index: int | None, id: str | None = None, name: str | None = None, args: Any = None) -> dict[str, Any]:
+def call_delta(
+    index: int | None, id: str | None = None, name: str | None = None, args: Any = None
+) -> dict[str, Any]:
     function = {k: v for k, v in (("name", name), ("arguments", args)) if v is not None}
     body: dict[str, Any] = {"index": index, "function": function}
     if id is not None:
@@ -249,7 +299,9 @@ def call_delta(index: int | None, id: str | None = None, name: str | None = None
     return {"tool_calls": [body]}
 
 
-def feed(chunks: list[dict[str, Any]], cls: Any = OpenAIInterface) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def feed(
+    chunks: list[dict[str, Any]], cls: Any = OpenAIInterface
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     llm = cls("m", api_key="k")
     acc = StreamAccumulator()
     events: list[dict[str, Any]] = []
@@ -299,14 +351,25 @@ def test_stream_index_zero_reused_with_new_ids() -> None:
 
 def test_stream_whole_calls_without_ids_on_one_index() -> None:
     events, _ = feed(
-        [chunk(call_delta(0, None, "f", '{"x": 1}')), chunk(call_delta(0, None, "g", "{}")), chunk(finish="stop")]
+        [
+            chunk(call_delta(0, None, "f", '{"x": 1}')),
+            chunk(call_delta(0, None, "g", "{}")),
+            chunk(finish="stop"),
+        ]
     )
-    assert calls_of(events) == [{"id": None, "name": "f", "arguments": {"x": 1}}, {"id": None, "name": "g", "arguments": {}}]
+    assert calls_of(events) == [
+        {"id": None, "name": "f", "arguments": {"x": 1}},
+        {"id": None, "name": "g", "arguments": {}},
+    ]
 
 
 def test_stream_repeated_id_continues_the_call() -> None:
     events, _ = feed(
-        [chunk(call_delta(0, "a", "f", '{"x"')), chunk(call_delta(0, "a", None, ": 1}")), chunk(finish="tool_calls")]
+        [
+            chunk(call_delta(0, "a", "f", '{"x"')),
+            chunk(call_delta(0, "a", None, ": 1}")),
+            chunk(finish="tool_calls"),
+        ]
     )
     assert calls_of(events) == [{"id": "a", "name": "f", "arguments": {"x": 1}}]
 
@@ -314,7 +377,10 @@ def test_stream_repeated_id_continues_the_call() -> None:
 def test_stream_missing_index_and_dict_arguments() -> None:
     # Mistral sends each call whole, possibly without an index and with dict arguments.
     events, _ = feed(
-        [chunk(call_delta(None, "abcDEF123", "f", {"x": 1})), chunk(call_delta(None, "ghiJKL456", "g", {}))],
+        [
+            chunk(call_delta(None, "abcDEF123", "f", {"x": 1})),
+            chunk(call_delta(None, "ghiJKL456", "g", {})),
+        ],
         MistralInterface,
     )
     assert calls_of(events) == [
@@ -346,14 +412,20 @@ def test_stream_legacy_function_call() -> None:
 
 def test_stream_usage_only_last_chunk() -> None:
     _, result = feed(
-        [chunk({"content": "Hi"}), chunk(finish="stop"), chunk(None, usage={"prompt_tokens": 4, "completion_tokens": 1})]
+        [
+            chunk({"content": "Hi"}),
+            chunk(finish="stop"),
+            chunk(None, usage={"prompt_tokens": 4, "completion_tokens": 1}),
+        ]
     )
     assert result["usage"] == {"input_tokens": 4, "output_tokens": 1}
     assert (result["content"], result["stop_reason"]) == ("Hi", "end_turn")
 
 
 def test_stream_groq_usage_under_x_groq() -> None:
-    last = chunk(finish="stop", x_groq={"id": "req", "usage": {"prompt_tokens": 2, "completion_tokens": 3}})
+    last = chunk(
+        finish="stop", x_groq={"id": "req", "usage": {"prompt_tokens": 2, "completion_tokens": 3}}
+    )
     _, result = feed([chunk({"content": "Hi"}), last], GroqInterface)
     assert result["usage"] == {"input_tokens": 2, "output_tokens": 3}
 
@@ -362,7 +434,8 @@ def test_stream_groq_usage_under_x_groq() -> None:
 
 
 @pytest.mark.parametrize(
-    "orig", ["toolu_01A09q90qw90lq917835lq9", "call_a1B2c3D4e5F6g7H8i9J0k1L2", "tooluse_kZJ", "x", None]
+    "orig",
+    ["toolu_01A09q90qw90lq917835lq9", "call_a1B2c3D4e5F6g7H8i9J0k1L2", "tooluse_kZJ", "x", None],
 )
 def test_mistral_id_is_valid_and_deterministic(orig: str | None) -> None:
     made = mistral_id(orig, 2, 1)
@@ -374,3 +447,35 @@ def test_mistral_id_keeps_mistral_ids_and_separates_others() -> None:
     assert mistral_id("Ab3dE6gH9", 0, 0) == "Ab3dE6gH9"
     assert mistral_id(None, 2, 0) != mistral_id(None, 2, 1)
     assert mistral_id("toolu_a", 0, 0) != mistral_id("toolu_b", 0, 0)
+
+
+def test_stream_only_choice_zero_counts() -> None:
+    other = {"choices": [{"index": 1, "delta": {"content": "B"}, "finish_reason": None}]}
+    _, result = feed([chunk({"content": "A"}), other, chunk(finish="stop")])
+    assert result["content"] == "A"
+
+
+def test_stream_id_less_no_argument_calls_on_one_index() -> None:
+    events, _ = feed(
+        [
+            chunk(call_delta(0, None, "f", "")),
+            chunk(call_delta(0, None, "g", "")),
+            chunk(finish="stop"),
+        ]
+    )
+    assert calls_of(events) == [
+        {"id": None, "name": "f", "arguments": {}},
+        {"id": None, "name": "g", "arguments": {}},
+    ]
+
+
+def test_stream_name_repeated_on_fragments_continues_the_call() -> None:
+    events, _ = feed(
+        [
+            chunk(call_delta(0, None, "f", "")),
+            chunk(call_delta(0, None, "f", "")),
+            chunk(call_delta(0, args='{"a": 1}')),
+            chunk(finish="tool_calls"),
+        ]
+    )
+    assert calls_of(events) == [{"id": None, "name": "f", "arguments": {"a": 1}}]

@@ -8,6 +8,7 @@ provider modules subclass it and hold only what their APIs do differently.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import AsyncIterator, Hashable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -136,8 +137,8 @@ def _map_stop_reason(native: Any) -> str:
 
 
 def _first_choice(raw: Any) -> Any:
-    choices = _get(raw, "choices") or []
-    return choices[0] if choices else None
+    """Choice 0 (with ``n > 1`` a stream's chunks carry the other choices too)."""
+    return next((c for c in _get(raw, "choices") or [] if not _get(c, "index")), None)
 
 
 # --- errors ----------------------------------------------------------------------------
@@ -192,13 +193,36 @@ class OpenAICompatInterface(BaseLLMInterface):
     ``max_tokens_field`` and ``tool_choice_required`` their API takes, and build clients.
     """
 
+    client_class: ClassVar[str] = ""  # the SDK's client classes, by name
+    async_client_class: ClassVar[str] = ""
     max_tokens_field: ClassVar[str] = "max_tokens"
     tool_choice_required: ClassVar[str] = "required"  # what tool_choice="required" sends
 
-    def __init__(self, model: str | None = None, *, async_client: Any = None, **kwargs: Any) -> None:
+    def __init__(
+        self, model: str | None = None, *, async_client: Any = None, **kwargs: Any
+    ) -> None:
         super().__init__(model, **kwargs)
+        _check_client_options(getattr(self.sdk, self.client_class), self.options)
         if async_client is not None:
             self._async_client = async_client
+
+    # --- clients ---
+
+    def _client_kwargs(self) -> dict[str, Any]:
+        """The SDK client's constructor arguments: Zerda's options, then any other
+        constructor option given to the interface (``default_headers``, ``http_client``...)."""
+        kwargs: dict[str, Any] = {"api_key": self.api_key, "max_retries": self.max_retries}
+        if self.base_url is not None:
+            kwargs["base_url"] = self.base_url
+        if self.timeout is not None:
+            kwargs["timeout"] = self.timeout
+        return {**kwargs, **self.options}
+
+    def _make_client(self) -> Any:
+        return getattr(self.sdk, self.client_class)(**self._client_kwargs())
+
+    def _make_async_client(self) -> Any:
+        return getattr(self.sdk, self.async_client_class)(**self._client_kwargs())
 
     # --- request ---
 
@@ -312,6 +336,19 @@ class OpenAICompatInterface(BaseLLMInterface):
         return _transport_error(exc, self.provider)
 
 
+def _check_client_options(client_class: Any, options: dict[str, Any]) -> None:
+    """Fails at construction, not at the first call, on an option the SDK client lacks."""
+    params = inspect.signature(client_class.__init__).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    unknown = sorted(set(options) - set(params) - {"self"})
+    if unknown:
+        raise TypeError(
+            f"{client_class.__name__} takes no option {', '.join(map(repr, unknown))} "
+            f"(its options: {', '.join(p for p in params if p != 'self')})"
+        )
+
+
 def _cause(exc: BaseException) -> str:
     """The underlying transport error's text, which the SDK's own message hides."""
     inner = exc.__cause__ or exc.__context__
@@ -324,14 +361,16 @@ def _cause(exc: BaseException) -> str:
 def _starts_call(acc: StreamAccumulator, key: Hashable, call_id: str | None, name: Any) -> bool:
     """Whether a tool-call delta begins a new call rather than continuing the one open under
     its index. Some providers reuse index 0 for every parallel call, or send each call whole
-    in one delta: a new id (or, without ids, a name after arguments have arrived) on an
-    open index is a new call, so two calls never merge."""
+    in one delta: a new id (or, without ids, a name after arguments have arrived, or a
+    different name) on an open index is a new call, so two calls never merge."""
     open_call = acc._open.get(key)  # noqa: SLF001 - the accumulator keeps no public view
     if open_call is None:
         return True
     if call_id:
         return call_id != open_call.id
-    return bool(name) and bool(open_call.fragments)
+    if not name:
+        return False
+    return bool(open_call.fragments) or (bool(open_call.name) and name != open_call.name)
 
 
 def _feed_tool_call(acc: StreamAccumulator, delta: Any) -> list[Event]:

@@ -15,6 +15,7 @@ import asyncio
 import base64
 import functools
 import hashlib
+import json
 import os
 import re
 import threading
@@ -82,8 +83,6 @@ _ERROR_CODES: dict[str, type[ZerdaError]] = {
     "invalidclienttokenid": AuthenticationError,
     "missingauthenticationtokenexception": AuthenticationError,
 }
-
-_END = object()
 
 
 class AWSInterface(BaseLLMInterface):
@@ -382,7 +381,9 @@ def _map_tool_output(output: Any) -> dict[str, Any]:
         return {"json": output}
     if isinstance(output, list):
         return {"json": {"result": output}}
-    text = output if isinstance(output, str) else str(output)
+    text = (
+        output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
+    )
     return {"text": text if text.strip() else "(empty)"}
 
 
@@ -390,6 +391,8 @@ def _replay_reasoning(provider_data: dict[str, Any] | None) -> list[dict[str, An
     reasoning = ((provider_data or {}).get("bedrock") or {}).get("reasoning") or []
     out = []
     for entry in reasoning:
+        if not isinstance(entry, dict):
+            continue
         if "redactedContent" in entry:  # kept as base64 text; botocore sends bytes
             entry = {"redactedContent": base64.b64decode(entry["redactedContent"])}
         out.append({"reasoningContent": entry})
@@ -564,7 +567,7 @@ def _feed_delta(acc: StreamAccumulator, event: dict[str, Any]) -> list[dict[str,
 
 def _open_reasoning(acc: StreamAccumulator) -> dict[Any, dict[str, Any]]:
     # StreamAccumulator has no slot for per-block reasoning; keep it beside its state.
-    state: dict[Any, dict[str, Any]] = acc.__dict__.setdefault("_bedrock_reasoning", {})
+    state: dict[Any, dict[str, Any]] = acc.scratch.setdefault("bedrock_reasoning", {})
     return state
 
 
@@ -602,7 +605,6 @@ class _StreamPump:
         self._loop = loop
         self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._stopped = threading.Event()
-        self._events: _Events | None = None
 
     def start(self, pool: ThreadPoolExecutor, open_stream: Callable[[], Any]) -> None:
         pool.submit(self._run, open_stream)
@@ -620,7 +622,6 @@ class _StreamPump:
             return
         try:
             with open_stream() as events:
-                self._events = events
                 for event in events:
                     if self._stopped.is_set():
                         return
@@ -640,11 +641,7 @@ class _StreamPump:
             yield item
 
     def stop(self) -> None:
-        """Stops handing events over and closes the HTTP response; the pump thread ends at
-        its next read."""
+        """Stops the pump: at its next event the pool thread leaves the stream's ``with``,
+        which closes the HTTP response. Closing it from here instead would block the loop:
+        the reader thread holds the response's buffer lock while it waits for data."""
         self._stopped.set()
-        if self._events is not None:
-            try:
-                self._events.close()
-            except Exception:  # noqa: BLE001 - the pump thread may be closing it too
-                pass

@@ -19,22 +19,19 @@ Retry-After nor retries a dropped connection, so it is left off and
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import builtins
 import json
-import random
 import re
 import sys
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
+from contextvars import ContextVar
 from itertools import groupby, islice
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+from zerda.llm._retry import backoff_delay, retry_after_from_headers
 from zerda.llm.base import BaseLLMInterface, Request
 from zerda.llm.errors import (
     ConnectionError,
@@ -75,11 +72,6 @@ _TOOL_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
 # provider made): https://ai.google.dev/gemini-api/docs/thought-signatures
 _PLACEHOLDER_SIGNATURE = base64.urlsafe_b64decode("skip_thought_signature_validator")
 
-# The same backoff as the Stainless SDKs (openai, anthropic, groq), so max_retries means the
-# same thing on every provider.
-INITIAL_RETRY_DELAY = 0.5
-MAX_RETRY_DELAY = 8.0
-MAX_RETRY_AFTER = 60.0
 _END = object()  # anext's default: the stream ended before its first chunk
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")  # google.protobuf.Duration, e.g. "27s"
 
@@ -111,16 +103,24 @@ class GeminiInterface(BaseLLMInterface):
 
     # --- clients --------------------------------------------------------------------------
 
+    def _check_key(self) -> None:
+        # Vertex AI signs with Google Cloud credentials (ADC), not an API key.
+        if not self.options.get("vertexai"):
+            super()._check_key()
+
     def _http_options(self) -> Any:
         types = self.sdk.types  # type: ignore[union-attr]
         given = self.options.get("http_options") or {}
-        options: dict[str, Any] = (
-            given.model_dump(exclude_none=True) if hasattr(given, "model_dump") else dict(given)
-        )
+        options = given.model_dump(exclude_none=True) if hasattr(given, "model_dump") else given
+        options = {**options}
         if self.base_url is not None:
             options["base_url"] = self.base_url
         if self.timeout is not None:
             options["timeout"] = int(self.timeout * 1000)  # the SDK counts milliseconds
+        options["client_args"] = _with_hook(options.get("client_args"), _track_response)
+        options["async_client_args"] = _with_hook(
+            options.get("async_client_args"), _track_response_async
+        )
         return types.HttpOptions(**options)
 
     def _make_client(self) -> Any:
@@ -162,43 +162,16 @@ class GeminiInterface(BaseLLMInterface):
             lambda: self.async_client.models.generate_content(**kwargs)
         )
 
-    # --- retries: one policy, the sleep is the only sync/async difference -------------------
+    # --- retries (Zerda's, see _retry.py; base.py runs the loop) ---------------------------
 
     def _retry_delay(self, exc: BaseException, attempt: int) -> float | None:
-        """Seconds to wait before retry number ``attempt`` (0-based); None: give up."""
-        if attempt >= self.max_retries or not self._is_retryable(exc):
-            return None
-        return _retry_delay(exc, attempt)
+        return backoff_delay(attempt, _retry_after(exc)) if self._is_retryable(exc) else None
 
     def _is_retryable(self, exc: BaseException) -> bool:
         sdk: Any = self.sdk
         if isinstance(exc, sdk.errors.APIError):
             return is_retryable_status(exc.code)
         return isinstance(exc, (builtins.ConnectionError, *_transport_errors()))
-
-    def _retrying(self, send: Callable[[], T]) -> T:
-        attempt = 0
-        while True:
-            try:
-                return send()
-            except Exception as exc:
-                delay = self._retry_delay(exc, attempt)
-                if delay is None:
-                    raise
-            time.sleep(delay)
-            attempt += 1
-
-    async def _retrying_async(self, send: Callable[[], Awaitable[T]]) -> T:
-        attempt = 0
-        while True:
-            try:
-                return await send()
-            except Exception as exc:
-                delay = self._retry_delay(exc, attempt)
-                if delay is None:
-                    raise
-            await asyncio.sleep(delay)
-            attempt += 1
 
     # --- response -------------------------------------------------------------------------
 
@@ -247,12 +220,14 @@ class GeminiInterface(BaseLLMInterface):
             chunks = self.client.models.generate_content_stream(**kwargs)
             return chunks, list(islice(chunks, 1))
 
-        chunks, first = self._retrying(start)
+        with _tracking_responses() as responses:
+            chunks, first = self._retrying(start)
         try:
             yield _chain(first, chunks)
         finally:
-            # Closes the SDK's generators down to the HTTP response they read.
             getattr(chunks, "close", lambda: None)()
+            for response in responses:
+                response.close()
 
     @asynccontextmanager
     async def _open_stream_async(self, kwargs: dict[str, Any]) -> AsyncIterator[AsyncIterator[Any]]:
@@ -261,13 +236,18 @@ class GeminiInterface(BaseLLMInterface):
             first = await anext(chunks, _END)
             return chunks, [] if first is _END else [first]
 
-        chunks, first = await self._retrying_async(start)
+        with _tracking_responses() as responses:
+            chunks, first = await self._retrying_async(start)
         try:
             yield _chain_async(first, chunks)
         finally:
             aclose = getattr(chunks, "aclose", None)
             if aclose is not None:
-                await aclose()  # the SDK's finally closes the HTTP response
+                await aclose()
+            # Closing the SDK's outer generator leaves its inner ones, down to the one
+            # reading the HTTP response, to the event loop's finalizer: close it now.
+            for response in responses:
+                await response.aclose()
 
     def _feed(self, acc: StreamAccumulator, chunk: Any) -> list[Event]:
         candidate = _first_candidate(chunk)
@@ -522,22 +502,10 @@ def _response_headers(exc: BaseException) -> Any:
 
 
 def _retry_after(exc: BaseException) -> float | None:
-    """Seconds from ``retry-after-ms`` / ``retry-after`` headers, else from the error's
-    ``google.rpc.RetryInfo`` detail (``"retryDelay": "27s"``), which Gemini's 429s carry."""
-    headers = _response_headers(exc)
-    try:
-        if headers is not None and headers.get("retry-after-ms"):
-            return float(headers["retry-after-ms"]) / 1000
-        value = headers.get("retry-after") if headers is not None else None
-        if value:
-            try:
-                return float(value)
-            except ValueError:
-                moment = parsedate_to_datetime(value)
-                return (moment - datetime.now(timezone.utc)).total_seconds()
-    except (TypeError, ValueError):
-        return None
-    return _retry_info_delay(getattr(exc, "details", None))
+    """Seconds from the Retry-After headers, else from the error's ``google.rpc.RetryInfo``
+    detail (``"retryDelay": "27s"``), which Gemini's 429s carry."""
+    after = retry_after_from_headers(_response_headers(exc))
+    return after if after is not None else _retry_info_delay(getattr(exc, "details", None))
 
 
 def _retry_info_delay(details: Any) -> float | None:
@@ -551,16 +519,41 @@ def _retry_info_delay(details: Any) -> float | None:
     return None
 
 
-def _retry_delay(exc: BaseException, attempt: int) -> float:
-    """Retry-After when the server gives a sane one, else exponential backoff with jitter."""
-    after = _retry_after(exc)
-    if after is not None and 0 < after <= MAX_RETRY_AFTER:
-        return after
-    delay = min(INITIAL_RETRY_DELAY * 2**attempt, MAX_RETRY_DELAY)
-    return delay * (1 - 0.25 * random.random())
-
-
 # --- stream pieces ------------------------------------------------------------------------
+
+# The HTTP responses opened by the stream being started in this context (thread or task);
+# None outside _tracking_responses. Filled by the SDK's httpx client through an event hook,
+# because google-genai hands out chunks, never the response they come from.
+_STREAM_RESPONSES: ContextVar[list[Any] | None] = ContextVar("zerda_gemini_responses", default=None)
+
+
+@contextmanager
+def _tracking_responses() -> Iterator[list[Any]]:
+    responses: list[Any] = []
+    token = _STREAM_RESPONSES.set(responses)
+    try:
+        yield responses
+    finally:
+        _STREAM_RESPONSES.reset(token)
+
+
+def _track_response(response: Any) -> None:
+    responses = _STREAM_RESPONSES.get()
+    if responses is not None:
+        responses.append(response)
+
+
+async def _track_response_async(response: Any) -> None:
+    _track_response(response)
+
+
+def _with_hook(client_args: Any, hook: Callable[[Any], Any]) -> dict[str, Any]:
+    """httpx client arguments with ``hook`` added to the response event hooks."""
+    args = dict(client_args or {})
+    hooks = dict(args.get("event_hooks") or {})
+    hooks["response"] = [*hooks.get("response", []), hook]
+    args["event_hooks"] = hooks
+    return args
 
 
 def _chain(first: list[Any], rest: Iterator[Any]) -> Iterator[Any]:

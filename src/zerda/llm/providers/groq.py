@@ -1,7 +1,7 @@
 """Groq chat completions through the ``groq`` SDK (docs/providers/groq.md).
 
 Everything OpenAI-shaped lives in ``_openai_compat``; this module holds what is Groq's
-own: the client and where a stream carries its usage.
+own: its client classes and where a stream carries its usage.
 """
 
 from __future__ import annotations
@@ -20,23 +20,11 @@ class GroqInterface(OpenAICompatInterface):
     sdk_module: ClassVar[str] = "groq"
     sdk_package: ClassVar[str] = "groq"
     extra: ClassVar[str] = "groq"
+    client_class: ClassVar[str] = "Groq"
+    async_client_class: ClassVar[str] = "AsyncGroq"
     # The SDK marks max_tokens deprecated in favour of max_completion_tokens:
     # https://console.groq.com/docs/api-reference#chat-create
     max_tokens_field: ClassVar[str] = "max_completion_tokens"
-
-    def _client_kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"api_key": self.api_key, "max_retries": self.max_retries}
-        if self.base_url is not None:
-            kwargs["base_url"] = self.base_url
-        if self.timeout is not None:
-            kwargs["timeout"] = self.timeout
-        return kwargs
-
-    def _make_client(self) -> Any:
-        return self.sdk.Groq(**self._client_kwargs())  # type: ignore[union-attr]
-
-    def _make_async_client(self) -> Any:
-        return self.sdk.AsyncGroq(**self._client_kwargs())  # type: ignore[union-attr]
 
     def _chunk_usage(self, chunk: Any) -> Any:
         # Groq puts a stream's usage under x_groq on the last chunk (newer responses also

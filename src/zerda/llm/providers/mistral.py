@@ -57,7 +57,7 @@ def mistral_id(orig: str | None, index: int, j: int) -> str:
 def _retry_delay(exc: BaseException, attempt: int) -> float | None:
     """Seconds to wait before retrying after ``exc``; None when it is not retryable."""
     status = getattr(exc, "status_code", None)
-    if isinstance(status, int) and not isinstance(exc, _validation_errors()):
+    if isinstance(status, int):  # an HTTP error (a 200 that failed validation is not retried)
         if not is_retryable_status(status):
             return None
         after = _retry_after(getattr(exc, "headers", None))
@@ -67,12 +67,6 @@ def _retry_delay(exc: BaseException, attempt: int) -> float | None:
         return None
     backoff = min(_BACKOFF_START * 2**attempt, _BACKOFF_CAP)
     return backoff + random.uniform(0, backoff / 4)
-
-
-def _validation_errors() -> tuple[type[BaseException], ...]:
-    from mistralai.client import errors
-
-    return (errors.ResponseValidationError,)
 
 
 def _retry_after(headers: Any) -> float | None:
@@ -119,36 +113,39 @@ async def _with_retries_async(max_retries: int, call: Callable[[], Awaitable[T]]
 
 
 class MistralInterface(OpenAICompatInterface):
-    """Mistral via the ``mistralai`` SDK. One SDK client serves sync and async calls, so
-    ``client=`` takes a ready ``mistralai.client.Mistral`` for both."""
+    """Mistral via the ``mistralai`` SDK. Its ``Mistral`` object has sync and async
+    methods, so a ready one passed as ``client=`` serves both (``async_client=`` may pass
+    another for async calls); otherwise an async client is built per event loop."""
 
     provider: ClassVar[str] = "mistral"
     env_keys: ClassVar[tuple[str, ...]] = ("MISTRAL_API_KEY",)
     sdk_module: ClassVar[str] = "mistralai.client"
     sdk_package: ClassVar[str] = "mistralai"
     extra: ClassVar[str] = "mistral"
+    # One class with sync and async methods; an async one is built per event loop.
+    client_class: ClassVar[str] = "Mistral"
+    async_client_class: ClassVar[str] = "Mistral"
     max_tokens_field: ClassVar[str] = "max_tokens"
     # https://docs.mistral.ai/capabilities/function_calling/#tool_choice
     tool_choice_required: ClassVar[str] = "any"
 
+    def __init__(self, model: str | None = None, **kwargs: Any) -> None:
+        super().__init__(model, **kwargs)
+        if self._async_client is None:
+            self._async_client = self._client  # a ready client= serves async calls too
+
     def _tool_id(self, orig: str | None, index: int, j: int) -> str | None:
         return mistral_id(orig, index, j)
 
-    def _make_client(self) -> Any:
-        # The SDK's own retry (elapsed-time bound, no 408/409) stays off: Zerda retries.
+    def _client_kwargs(self) -> dict[str, Any]:
+        # No retry_config: the SDK's retry is bounded by elapsed time, not a count, and
+        # skips 408/409, so Zerda retries (see _with_retries).
         kwargs: dict[str, Any] = {"api_key": self.api_key}
         if self.base_url is not None:
             kwargs["server_url"] = self.base_url
         if self.timeout is not None:
             kwargs["timeout_ms"] = int(self.timeout * 1000)
-        return self.sdk.Mistral(**kwargs)  # type: ignore[union-attr]
-
-    def _make_async_client(self) -> Any:
-        # One Mistral object serves sync and async calls. The base calls this under its
-        # client lock, so build the client here rather than through ``self.client``.
-        if self._client is None:
-            self._client = self._make_client()
-        return self._client
+        return {**kwargs, **self.options}
 
     # --- request ---
 

@@ -16,17 +16,13 @@ SDK has no retry, so :meth:`OllamaInterface._retrying` implements DESIGN.md §5'
 
 from __future__ import annotations
 
-import asyncio
 import builtins
 import json
-import random
-import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
 from typing import Any, ClassVar, TypeVar
 
+from zerda.llm._retry import backoff_delay, retry_after_from_headers
 from zerda.llm._stream import StreamAccumulator
 from zerda.llm.base import BaseLLMInterface, Request
 from zerda.llm.errors import (
@@ -44,11 +40,6 @@ T = TypeVar("T")
 
 CHAT_PATH = "/api/chat"
 _STOP_REASONS = {"stop": "end_turn", "length": "max_tokens"}
-# The same backoff as the Stainless SDKs (openai, anthropic, groq), so max_retries means
-# the same thing on every provider.
-INITIAL_RETRY_DELAY = 0.5
-MAX_RETRY_DELAY = 8.0
-MAX_RETRY_AFTER = 60.0
 
 
 # --- request ---------------------------------------------------------------------------
@@ -178,32 +169,7 @@ def _response_headers(exc: BaseException) -> Any:
 
 
 def _retry_after(exc: BaseException) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
-    headers = _response_headers(exc)
-    if headers is None:
-        return None
-    try:
-        if headers.get("retry-after-ms"):
-            return float(headers["retry-after-ms"]) / 1000
-        value = headers.get("retry-after")
-        if not value:
-            return None
-        try:
-            return float(value)
-        except ValueError:
-            moment = parsedate_to_datetime(value)
-            return (moment - datetime.now(timezone.utc)).total_seconds()
-    except (TypeError, ValueError):
-        return None
-
-
-def _retry_delay(exc: BaseException, attempt: int) -> float:
-    """Retry-After when the server gives a sane one, else exponential backoff with jitter."""
-    after = _retry_after(exc)
-    if after is not None and 0 < after <= MAX_RETRY_AFTER:
-        return after
-    delay = min(INITIAL_RETRY_DELAY * 2**attempt, MAX_RETRY_DELAY)
-    return delay * (1 - 0.25 * random.random())
+    return retry_after_from_headers(_response_headers(exc))
 
 
 # --- the interface ---------------------------------------------------------------------
@@ -272,13 +238,10 @@ class OllamaInterface(BaseLLMInterface):
         # parallel_tool_calls: Ollama has no such switch; it is ignored.
         return _merge_native(body, req.native)
 
-    # --- retries: one policy, the sleep is the only sync/async difference ---
+    # --- retries (the SDK has none; base.py runs the loop) ---
 
-    def _delay_before_retry(self, exc: BaseException, attempt: int) -> float | None:
-        """Seconds to wait before retry number ``attempt`` (0-based); None: give up."""
-        if attempt >= self.max_retries or not self._is_retryable(exc):
-            return None
-        return _retry_delay(exc, attempt)
+    def _retry_delay(self, exc: BaseException, attempt: int) -> float | None:
+        return backoff_delay(attempt, _retry_after(exc)) if self._is_retryable(exc) else None
 
     def _is_retryable(self, exc: BaseException) -> bool:
         import httpx
@@ -287,30 +250,6 @@ class OllamaInterface(BaseLLMInterface):
         if isinstance(exc, sdk.ResponseError):
             return is_retryable_status(exc.status_code)
         return isinstance(exc, (builtins.ConnectionError, httpx.TransportError))
-
-    def _retrying(self, send: Callable[[], T]) -> T:
-        attempt = 0
-        while True:
-            try:
-                return send()
-            except Exception as exc:
-                delay = self._delay_before_retry(exc, attempt)
-                if delay is None:
-                    raise
-            time.sleep(delay)
-            attempt += 1
-
-    async def _retrying_async(self, send: Callable[[], Awaitable[T]]) -> T:
-        attempt = 0
-        while True:
-            try:
-                return await send()
-            except Exception as exc:
-                delay = self._delay_before_retry(exc, attempt)
-                if delay is None:
-                    raise
-            await asyncio.sleep(delay)
-            attempt += 1
 
     # --- calls ---
 

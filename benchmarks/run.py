@@ -1,0 +1,198 @@
+"""Zerda against the raw provider SDKs: per-call overhead, streaming, async throughput,
+import time and conversion throughput. ``make bench`` runs it; see benchmarks/README.md.
+
+    .venv/bin/python benchmarks/run.py [--quick] [--providers a,b] [--only overhead,stream,...]
+                                       [--out DIR] [--profile | --no-profile]
+
+Each provider runs in its own subprocess (a failing provider is reported as
+"failed: <reason>" and the others go on); the MockLLMServer runs in another process, so
+the client CPU time measured is the client's alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "src")]
+
+from bench_data import PROVIDERS  # noqa: E402
+from bench_imports import bench_provider, bench_zerda_llm  # noqa: E402
+from bench_report import GOAL, machine, markdown  # noqa: E402
+from bench_server import child_env, serve  # noqa: E402
+
+SECTIONS = ("overhead", "stream", "async", "import", "convert")
+SERVER_SECTIONS = ("overhead", "stream", "async")
+METHOD = (
+    "one MockLLMServer (src/zerda/testing) in a separate process answers every request with "
+    "the same text + tool-call response; each provider runs in its own client process. "
+    "Zerda and the raw SDK send the same conversation (system, user, a tool call and its "
+    "result, two tools) and alternate in blocks (A B B A ...) after a warm-up; figures are "
+    "medians over blocks, ratios the median of per-pair ratios. CPU time is "
+    "time.process_time() of the client process (all its threads, not the server's)."
+)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="few iterations: a smoke run")
+    parser.add_argument("--providers", default=",".join(PROVIDERS), help="comma-separated")
+    parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
+    parser.add_argument("--out", type=Path, default=HERE, help="where results.json/RESULTS.md go")
+    parser.add_argument(
+        "--profile",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="cProfile Zerda where a sync ratio is above the goal (default: on unless --quick)",
+    )
+    args = parser.parse_args(argv)
+    args.providers = _choices(args.providers, PROVIDERS, "provider")
+    args.only = _choices(args.only, SECTIONS, "section")
+    if args.profile is None:
+        args.profile = not args.quick
+    return args
+
+
+def _choices(text: str, known: tuple[str, ...], what: str) -> list[str]:
+    names = [x.strip().lower() for x in text.split(",") if x.strip()]
+    unknown = [x for x in names if x not in known]
+    if unknown:
+        raise SystemExit(f"unknown {what}(s): {', '.join(unknown)} (known: {', '.join(known)})")
+    return names
+
+
+def run_worker(
+    provider: str, port: int, sections: list[str], args: argparse.Namespace
+) -> dict[str, Any]:
+    """One provider's sections in a subprocess; its failure becomes each section's result."""
+    cmd = [sys.executable, str(HERE / "bench_worker.py"), provider, str(port), ",".join(sections)]
+    if args.quick:
+        cmd.append("--quick")
+    cmd += ["--profile", str(args.out)]
+    timeout = 300 if args.quick else 1800
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=child_env(), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {s: {"failed": f"timed out after {timeout} s"} for s in sections}
+    lines = proc.stdout.strip().splitlines()
+    try:
+        result: dict[str, Any] = json.loads(lines[-1])
+        return result
+    except (IndexError, ValueError):
+        err = proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}, no output"]
+        return {s: {"failed": err[-1][:300]} for s in sections}
+
+
+def _progress(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def run_providers(args: argparse.Namespace, port: int | None) -> dict[str, Any]:
+    sections = [s for s in args.only if s != "import"]
+    results: dict[str, Any] = {}
+    for provider in args.providers:
+        _progress(f"[bench] {provider}: {', '.join(sections)}")
+        results[provider] = run_worker(provider, port or 0, sections, args) if sections else {}
+    return results
+
+
+def run_imports(args: argparse.Namespace) -> dict[str, Any]:
+    runs = 2 if args.quick else 7
+    _progress("[bench] import times")
+    out: dict[str, Any] = {"runs": runs, "providers": {}}
+    try:
+        out["zerda.llm"] = bench_zerda_llm(runs)
+    except Exception as exc:
+        out["zerda.llm"] = {"failed": f"{type(exc).__name__}: {exc}"}
+    for provider in args.providers:
+        try:
+            out["providers"][provider] = bench_provider(provider, runs)
+        except Exception as exc:
+            out["providers"][provider] = {"failed": f"{type(exc).__name__}: {exc}"[:300]}
+    return out
+
+
+def above_goal(results: dict[str, Any]) -> list[tuple[str, str]]:
+    """(provider, "generate" | "stream") whose CPU or wall ratio is above the goal."""
+    found = []
+    for provider, sections in results.items():
+        for section, kind in (("overhead", "generate"), ("stream", "stream")):
+            r = sections.get(section) or {}
+            if "failed" not in r and max(r.get("ratio_cpu", 0), r.get("ratio_wall", 0)) > GOAL:
+                found.append((provider, kind))
+    return found
+
+
+def run_profiles(args: argparse.Namespace, port: int, results: dict[str, Any]) -> dict[str, Any]:
+    profiles: dict[str, Any] = {}
+    for provider, kind in above_goal(results):
+        _progress(f"[bench] profiling {provider} {kind}")
+        out = run_worker(provider, port, [f"profile-{kind}"], args)
+        profiles[f"{provider} {kind}"] = out[f"profile-{kind}"]
+    return profiles
+
+
+def summary(data: dict[str, Any]) -> dict[str, Any]:
+    """Every ratio in one flat mapping, for readers and for the smoke test."""
+    ratios: dict[str, float] = {}
+    for provider, sections in data["providers"].items():
+        for section in ("overhead", "stream"):
+            r = sections.get(section) or {}
+            if "failed" not in r and r:
+                ratios[f"{provider}.{section}.cpu"] = r["ratio_cpu"]
+                ratios[f"{provider}.{section}.wall"] = r["ratio_wall"]
+        r = sections.get("async") or {}
+        if "failed" not in r:
+            for level, x in r.items():
+                ratios[f"{provider}.async.{level}.throughput"] = x["ratio_wall"]
+                ratios[f"{provider}.async.{level}.cpu"] = x["ratio_cpu"]
+    for provider, r in (data.get("imports") or {}).get("providers", {}).items():
+        if "failed" not in r:
+            ratios[f"{provider}.import.cpu"] = r["ratio_cpu"]
+    failures = {
+        f"{p}.{s}": r["failed"]
+        for p, sections in data["providers"].items()
+        for s, r in sections.items()
+        if isinstance(r, dict) and "failed" in r
+    }
+    return {
+        "ratios": ratios,
+        "above_goal": sorted(k for k, v in ratios.items() if v > GOAL),
+        "failures": failures,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    data: dict[str, Any] = {
+        "machine": machine(),
+        "config": {"quick": args.quick, "providers": args.providers, "sections": args.only},
+        "method": METHOD,
+        "goal": GOAL,
+    }
+    if any(s in SERVER_SECTIONS for s in args.only) or args.profile:
+        with serve() as port:
+            data["providers"] = run_providers(args, port)
+            if args.profile:
+                data["profiles"] = run_profiles(args, port, data["providers"])
+    else:
+        data["providers"] = run_providers(args, None)
+    if "import" in args.only:
+        data["imports"] = run_imports(args)
+    data["summary"] = summary(data)
+    text = markdown(data)
+    print(text)
+    (args.out / "results.json").write_text(json.dumps(data, indent=2) + "\n")
+    (args.out / "RESULTS.md").write_text(text)
+    _progress(f"[bench] wrote {args.out / 'results.json'} and {args.out / 'RESULTS.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

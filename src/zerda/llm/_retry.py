@@ -1,0 +1,44 @@
+"""DESIGN.md §5's retry policy for providers whose SDK has no suitable retry of its own
+(Ollama: none; Gemini: ignores Retry-After and dropped connections; Mistral: bounded by
+elapsed time, not a count). Backoff matches the Stainless SDKs (openai, anthropic, groq), so
+``max_retries`` means the same thing on every provider.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+INITIAL_RETRY_DELAY = 0.5
+MAX_RETRY_DELAY = 8.0
+MAX_RETRY_AFTER = 60.0  # a longer Retry-After is not honoured: backoff applies instead
+
+
+def retry_after_from_headers(headers: Any) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    try:
+        if headers.get("retry-after-ms"):
+            return float(headers["retry-after-ms"]) / 1000
+        value = headers.get("retry-after")
+        if not value:
+            return None
+        try:
+            return float(value)
+        except ValueError:
+            moment = parsedate_to_datetime(value)
+            return (moment - datetime.now(timezone.utc)).total_seconds()
+    except (TypeError, ValueError):
+        return None
+
+
+def backoff_delay(attempt: int, retry_after: float | None = None) -> float:
+    """Retry-After when the server gives a sane one, else exponential backoff with jitter
+    (``attempt`` counts from 0)."""
+    if retry_after is not None and 0 < retry_after <= MAX_RETRY_AFTER:
+        return retry_after
+    delay = min(INITIAL_RETRY_DELAY * 2**attempt, MAX_RETRY_DELAY)
+    return delay * (1 - 0.25 * random.random())

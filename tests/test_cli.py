@@ -1,0 +1,183 @@
+"""The zerda command, through its entry point."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from zerda.cli import main
+from zerda.llm.providers import PROVIDERS
+from zerda.testing import MockLLMServer
+
+
+def zerda(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "zerda", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[MockLLMServer]:
+    with MockLLMServer() as s:
+        yield s
+
+
+def test_demo_round_trips_on_all_seven_providers() -> None:
+    out = zerda("demo")
+    assert out.returncode == 0, out.stderr
+    for provider in PROVIDERS:
+        assert f"─ {provider} ─" in out.stdout
+    assert out.stdout.count("final answer: It is 18 °C and sunny in Paris.") == 7
+    assert "7/7 providers completed a tool-calling round trip" in out.stdout
+
+
+def test_help_on_every_command() -> None:
+    runner = CliRunner()
+    for args in (
+        ["--help"],
+        ["demo", "--help"],
+        ["chat", "--help"],
+        ["tools", "convert", "--help"],
+        ["mock-server", "--help"],
+    ):
+        result = runner.invoke(main, args)
+        assert result.exit_code == 0 and "Usage:" in result.output
+
+
+def test_tools_convert(tmp_path: Path) -> None:
+    file = tmp_path / "tools.json"
+    file.write_text(
+        json.dumps(
+            [
+                {
+                    "type": "function",
+                    "function": {"name": "f", "description": "d", "parameters": {"type": "object"}},
+                }
+            ]
+        )
+    )
+    result = CliRunner().invoke(main, ["tools", "convert", str(file), "--to", "bedrock"])
+    assert result.exit_code == 0
+    assert json.loads(result.output) == {
+        "tools": [
+            {
+                "toolSpec": {
+                    "name": "f",
+                    "description": "d",
+                    "inputSchema": {"json": {"type": "object"}},
+                }
+            }
+        ]
+    }
+
+
+def test_tools_convert_a_bad_file_is_one_line(tmp_path: Path) -> None:
+    file = tmp_path / "tools.json"
+    file.write_text(json.dumps({"description": "nameless"}))
+    result = CliRunner().invoke(main, ["tools", "convert", str(file), "--to", "openai"])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"Error: {file}: tools[0]: Each tool must have a 'name'."
+    ]
+
+
+def test_chat_json_against_the_mock_server(server: MockLLMServer) -> None:
+    server.enqueue("openai", text="Hello there.")
+    base = server.base_url("openai")
+    out = zerda("chat", "openai:gpt-4o-mini", "hi", "--base-url", base, "--api-key", "k", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["content"] == "Hello there."
+    assert server.last_request("openai").body["messages"] == [{"role": "user", "content": "hi"}]
+
+
+def test_chat_runs_the_tool_loop_with_tool_options(server: MockLLMServer) -> None:
+    server.enqueue("anthropic", tool_calls=[{"name": "get_weather", "arguments": {"city": "Oslo"}}])
+    server.enqueue("anthropic", text="Sunny in Oslo.")
+    out = zerda(
+        "chat",
+        "anthropic:claude-x",
+        "Weather?",
+        "--tool",
+        "zerda.cli:get_weather",
+        "--base-url",
+        server.base_url("anthropic"),
+        "--api-key",
+        "k",
+        "--system",
+        "Be brief.",
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "Sunny in Oslo."
+    assert server.last_request("anthropic").body["system"] == "Be brief."
+
+
+def test_chat_stream_prints_text(server: MockLLMServer) -> None:
+    server.enqueue("gemini", text="Once upon a time.", fragments=3)
+    out = zerda(
+        "chat",
+        "gemini:g",
+        "story",
+        "--stream",
+        "--base-url",
+        server.base_url("gemini"),
+        "--api-key",
+        "k",
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "Once upon a time."
+
+
+def test_chat_errors_are_one_line_without_traceback(server: MockLLMServer) -> None:
+    server.enqueue_error(401, "openai", message="invalid key")
+    out = zerda(
+        "chat",
+        "openai:gpt-4o-mini",
+        "hi",
+        "--base-url",
+        server.base_url("openai"),
+        "--api-key",
+        "k",
+    )
+    assert out.returncode == 1
+    assert "Traceback" not in out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith("Error: openai authentication:")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["chat", "nope:m", "hi"], "unknown provider 'nope'"),
+        (["chat", "openai", "hi"], "expected PROVIDER:MODEL"),
+        (
+            ["chat", "openai:m", "hi", "--api-key", "k", "--tool", "no_such_module:f"],
+            "--tool 'no_such_module:f'",
+        ),
+    ],
+)
+def test_chat_bad_arguments(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1
+    assert message in result.output and "Traceback" not in result.output
+
+
+def test_mock_server_prints_base_urls() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "zerda", "mock-server", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(1 + len(PROVIDERS))]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert lines[0].startswith("MockLLMServer on http://127.0.0.1:")
+    assert [line.split()[0] for line in lines[1:]] == list(PROVIDERS)
