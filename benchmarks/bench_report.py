@@ -94,6 +94,12 @@ def _failed_row(provider: str, reason: str, width: int) -> list[str]:
     return [provider, reason.replace("|", "\\|").replace("\n", " ")] + [""] * (width - 2)
 
 
+def _own(own: dict[str, float] | None, raw_cpu_us: float) -> str:
+    if not own:
+        return ""
+    return f"{own['total_us']:,.0f} ({100 * own['total_us'] / raw_cpu_us:.1f}%)"
+
+
 def overhead_table(results: dict[str, Any], section: str) -> str:
     header = [
         "provider",
@@ -103,6 +109,7 @@ def overhead_table(results: dict[str, Any], section: str) -> str:
         "Zerda wall µs/call",
         "raw wall µs/call",
         "wall ratio",
+        "Zerda's own code µs/call (share of raw CPU)",
     ]
     header.append("same request body" if section == "overhead" else "raw chunks / Zerda events")
     rows = []
@@ -131,6 +138,7 @@ def overhead_table(results: dict[str, Any], section: str) -> str:
                 _us(z["wall_us"]),
                 _us(raw["wall_us"]),
                 _ratio(r["ratio_wall"]),
+                _own(r.get("zerda_own"), raw["cpu_us"]),
                 last,
             ]
         )

@@ -21,9 +21,9 @@ Block = Callable[[int], Any]  # runs the measured operation n times
 
 @dataclass(frozen=True)
 class Plan:
-    warmup: int  # operations per side before timing
+    warmup_s: float  # each side runs at least this long before timing (and at least once)
     blocks: int  # timed blocks per side
-    n: int  # operations per block
+    block_s: float  # target duration of one block: sets how many operations it runs
 
 
 def _timed(block: Block, n: int) -> tuple[float, float]:
@@ -33,11 +33,23 @@ def _timed(block: Block, n: int) -> tuple[float, float]:
     return time.process_time() - cpu, time.perf_counter() - wall
 
 
+def _warm_up(block: Block, seconds: float) -> float:
+    """Runs single operations for ``seconds``; returns the wall time of one (a median of
+    the second half, once caches and connection pools are warm)."""
+    times: list[float] = []
+    end = time.perf_counter() + seconds
+    while not times or time.perf_counter() < end:
+        times.append(_timed(block, 1)[1])
+    return statistics.median(times[len(times) // 2 :])
+
+
 def compare(zerda: Block, raw: Block, plan: Plan) -> dict[str, Any]:
     """Per-operation CPU and wall time of each side (medians, microseconds) and the paired
-    Zerda / raw ratios (medians of per-pair ratios)."""
-    zerda(plan.warmup)
-    raw(plan.warmup)
+    Zerda / raw ratios (medians of per-pair ratios). Both sides run the same number of
+    operations per block, sized from the warm-up so that a block lasts about
+    ``plan.block_s``."""
+    slowest = max(_warm_up(zerda, plan.warmup_s), _warm_up(raw, plan.warmup_s))
+    n = max(1, round(plan.block_s / slowest)) if slowest > 0 else 1
     z_cpu: list[float] = []
     z_wall: list[float] = []
     r_cpu: list[float] = []
@@ -45,16 +57,16 @@ def compare(zerda: Block, raw: Block, plan: Plan) -> dict[str, Any]:
     for i in range(plan.blocks):
         sides = ((zerda, z_cpu, z_wall), (raw, r_cpu, r_wall))
         for block, cpus, walls in sides if i % 2 == 0 else reversed(sides):
-            cpu, wall = _timed(block, plan.n)
-            cpus.append(cpu / plan.n)
-            walls.append(wall / plan.n)
+            cpu, wall = _timed(block, n)
+            cpus.append(cpu / n)
+            walls.append(wall / n)
     return {
         "zerda": _side(z_cpu, z_wall),
         "raw": _side(r_cpu, r_wall),
         "ratio_cpu": _paired_ratio(z_cpu, r_cpu),
         "ratio_wall": _paired_ratio(z_wall, r_wall),
         "blocks": plan.blocks,
-        "n_per_block": plan.n,
+        "n_per_block": n,
     }
 
 

@@ -27,9 +27,6 @@ from zerda.llm import create_interface
 from zerda.testing import MockLLMServer
 
 CONCURRENCY = (1, 16, 256)
-# Calls per timed block at each concurrency (a multiple of it: each task makes its share).
-ASYNC_CALLS = {1: 200, 16: 480, 256: 1024}
-QUICK_ASYNC_CALLS = {1: 4, 16: 16, 256: 256}
 # Tool-call parsers by provider (the OpenAI-shaped three share OpenAI's).
 PARSERS = {
     "openai": "parse_openai_tool_calls",
@@ -44,8 +41,8 @@ PARSERS = {
 
 def plans(quick: bool) -> dict[str, Plan]:
     if quick:
-        return {"sync": Plan(warmup=3, blocks=2, n=8), "async": Plan(warmup=1, blocks=2, n=1)}
-    return {"sync": Plan(warmup=40, blocks=10, n=60), "async": Plan(warmup=1, blocks=6, n=1)}
+        return {"sync": Plan(0.05, 2, 0.05), "async": Plan(0.05, 2, 0.05)}
+    return {"sync": Plan(1.0, 10, 0.4), "async": Plan(1.0, 6, 0.8)}
 
 
 def _interface(provider: str, port: int) -> Any:
@@ -100,6 +97,45 @@ def same_request(provider: str) -> dict[str, Any]:
         return out
 
 
+# --- Zerda's own work, measured apart from the SDK and the network --------------------
+
+
+def own_cost(iface: Any, kwargs: dict[str, Any], stream: bool, quick: bool) -> dict[str, Any]:
+    """CPU time of Zerda's own code per call: checking and converting the request
+    (``_native_request``) and mapping the SDK's response back (``_map_response``, or feeding
+    every captured stream chunk through ``_feed`` and building the done result). Steady
+    where the end-to-end ratio is noisy: it is the numerator of the overhead, alone."""
+    from zerda.llm._stream import StreamAccumulator
+
+    native = iface._native_request(MESSAGES, kwargs)
+    if stream:
+        with iface._open_stream(native) as chunks:
+            captured = list(chunks)
+
+        def respond(n: int) -> None:
+            for _ in range(n):
+                acc = StreamAccumulator()
+                for chunk in captured:
+                    iface._feed(acc, chunk)
+                acc.end_all_calls()
+                acc.result(iface._make_result)
+    else:
+        response = iface._call(native)
+
+        def respond(n: int) -> None:
+            for _ in range(n):
+                iface._map_response(response)
+
+    def request(n: int) -> None:
+        for _ in range(n):
+            iface._native_request(MESSAGES, kwargs)
+
+    n, repeats = (20, 3) if quick else (300, 7)
+    req = throughput(request, n, repeats)["us_per_op"]
+    resp = throughput(respond, n, repeats)["us_per_op"]
+    return {"request_us": req, "response_us": resp, "total_us": req + resp}
+
+
 # --- sections --------------------------------------------------------------------------
 
 
@@ -121,6 +157,7 @@ def bench_overhead(provider: str, port: int, quick: bool) -> dict[str, Any]:
         result = compare(zerda, sdk, plans(quick)["sync"])
     finally:
         raw.close()
+    result["zerda_own"] = own_cost(iface, kwargs, False, quick)
     result["wire"] = same_request(provider)
     return result
 
@@ -147,20 +184,19 @@ def bench_stream(provider: str, port: int, quick: bool) -> dict[str, Any]:
     finally:
         raw.close()
     result["zerda_events"] = len(events)
+    result["zerda_own"] = own_cost(iface, kwargs, True, quick)
     return result
 
 
-async def _concurrently(
-    call: Callable[[], Coroutine[Any, Any, Any]], total: int, concurrency: int
-) -> None:
-    """``total`` calls, ``concurrency`` at a time (workers each making their share)."""
+async def _rounds(call: Callable[[], Coroutine[Any, Any, Any]], tasks: int, rounds: int) -> None:
+    """``tasks`` concurrent tasks, each making ``rounds`` calls one after the other: the
+    concurrency holds at ``tasks`` for the whole run (bar the last stragglers)."""
 
-    async def worker(count: int) -> None:
-        for _ in range(count):
+    async def task() -> None:
+        for _ in range(rounds):
             await call()
 
-    share = total // concurrency
-    await asyncio.gather(*(worker(share) for _ in range(concurrency)))
+    await asyncio.gather(*(task() for _ in range(tasks)))
 
 
 def bench_async(provider: str, port: int, quick: bool) -> dict[str, Any]:
@@ -170,27 +206,25 @@ def bench_async(provider: str, port: int, quick: bool) -> dict[str, Any]:
     raw = RAW[provider](_addr(port).sdk_client_kwargs(provider))
     kwargs = zerda_kwargs()
     check(loop.run_until_complete(iface.generate_async(MESSAGES, **kwargs)), "zerda async")
-    plan = plans(quick)["async"]
+
+    def zerda_call() -> Coroutine[Any, Any, Any]:
+        return iface.generate_async(MESSAGES, **kwargs)
+
     out: dict[str, Any] = {}
     try:
         for c in CONCURRENCY:
-            total = (QUICK_ASYNC_CALLS if quick else ASYNC_CALLS)[c]
+            # One operation is a round: c calls, one per task.
+            def zerda(n: int, c: int = c) -> None:
+                loop.run_until_complete(_rounds(zerda_call, c, n))
 
-            def zerda(n: int, c: int = c, total: int = total) -> None:
-                call = lambda: iface.generate_async(MESSAGES, **kwargs)  # noqa: E731
-                for _ in range(n):
-                    loop.run_until_complete(_concurrently(call, total, c))
+            def sdk(n: int, c: int = c) -> None:
+                loop.run_until_complete(_rounds(raw.generate_async, c, n))
 
-            def sdk(n: int, c: int = c, total: int = total) -> None:
-                for _ in range(n):
-                    loop.run_until_complete(_concurrently(raw.generate_async, total, c))
-
-            result = compare(zerda, sdk, Plan(plan.warmup, plan.blocks, plan.n))
+            result = compare(zerda, sdk, plans(quick)["async"])
             for side in ("zerda", "raw"):
-                per_call = result[side]["wall_us"] / total
-                result[side]["calls_per_s"] = 1e6 / per_call
-                result[side]["cpu_us_per_call"] = result[side]["cpu_us"] / total
-            result["calls_per_block"] = total
+                result[side]["calls_per_s"] = c * 1e6 / result[side]["wall_us"]
+                result[side]["cpu_us_per_call"] = result[side]["cpu_us"] / c
+            result["calls_per_block"] = c * result["n_per_block"]
             out[str(c)] = result
     finally:
         raw.close()

@@ -137,6 +137,8 @@ def test_an_unknown_tool_becomes_an_error_result(mock: MockLLMServer, provider: 
 def test_invalid_arguments_become_an_error_result(
     mock: MockLLMServer, provider: str, arguments: Any
 ) -> None:
+    if provider == "gemini" and isinstance(arguments, str):
+        pytest.skip("Gemini's wire format carries arguments as an object: never invalid JSON")
     mock.enqueue(provider, tool_calls=[{"name": "get_weather", "arguments": arguments}])
     mock.enqueue(provider, text="ok")
     result = llm_for(mock, provider).run("Go", tools=[get_weather])

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import zerda
@@ -438,15 +438,15 @@ def test_no_parser_raises_on_any_argument_string_and_raw_keeps_it(raw: str) -> N
             assert call.arguments == {}
 
 
-@given(
-    st.dictionaries(
-        st.text(),
-        st.recursive(
-            st.none() | st.integers() | st.text(),
-            lambda c: st.lists(c) | st.dictionaries(st.text(), c),
-        ),
-    )
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
+    max_leaves=8,
 )
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=4))
 def test_valid_json_objects_round_trip(obj: dict) -> None:
     message = {"tool_calls": [{"id": "c", "function": {"name": "f", "arguments": json.dumps(obj)}}]}
     assert parse_openai_tool_calls(message)[0].arguments == obj

@@ -164,13 +164,13 @@ async def test_async_calls_do_not_show_the_key(
 ) -> None:
     server = mock_llm_server
     llm = make_llm(server, provider, max_retries=0, **credentials(provider))
-    server.enqueue_error(401, provider, message="bad key")
+    server.enqueue_error(403, provider, message="bad key")
     server.enqueue(provider, text="a b c", fragments=3, cut_after=2)
 
     result = await llm.generate_async("hi")
     events = [e async for e in llm.stream_async("hi")]
 
-    assert result["error"]["type"] == "authentication"
+    assert result["error"]["type"] == "permission"
     assert_hidden([json.dumps(result), json.dumps(events)], "async results")
     assert_hidden(log_texts(debug_logs), "the logs")
     getattr(llm, "close", lambda: None)()

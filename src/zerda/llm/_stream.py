@@ -62,6 +62,10 @@ class StreamAccumulator:
     def is_open(self, key: Hashable) -> bool:
         return key in self._open
 
+    def open_call(self, key: Hashable) -> _OpenCall | None:
+        """The call being assembled under ``key`` (id, name, fragments so far), if any."""
+        return self._open.get(key)
+
     def add_arguments(self, key: Hashable, fragment: str | None) -> None:
         if fragment and key in self._open:
             self._open[key].fragments.append(fragment)

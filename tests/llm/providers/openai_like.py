@@ -1,9 +1,11 @@
 """Shared checks for the three OpenAI-shaped providers (OpenAI, Groq, Mistral).
 
 ``OpenAILikeContract`` holds the behaviour every one of them must show against
-MockLLMServer and its real SDK: result mapping, faults and retries, streaming and parity.
-Each provider's test module subclasses it (``provider = "groq"``) and adds its own exact
-request bodies and recorded exchanges, checked with :func:`check_recorded`.
+MockLLMServer and its real SDK: exact request bodies (``RequestBodies``, driven by the
+class's data: max_tokens field, tool_choice "required" value, what the SDK adds), histories
+from all seven providers, result mapping, faults and retries, streaming and parity. Each
+provider's test module subclasses it (``provider = "groq"``), sets its data, and adds its
+recorded exchanges, checked with :func:`check_recorded`.
 """
 
 from __future__ import annotations

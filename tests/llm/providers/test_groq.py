@@ -24,7 +24,7 @@ class TestGroq(OpenAILikeContract):
     def test_recorded(self, server: MockLLMServer, llm: Any, fixture: dict[str, Any]) -> None:
         check_recorded(llm, server, fixture, "groq")
 
-    def test_stream_usage_from_x_groq(self, server: MockLLMServer) -> None:
+    def test_stream_usage_without_stream_options(self, server: MockLLMServer) -> None:
         server.enqueue(self.provider, text="Hi", usage={"input_tokens": 3, "output_tokens": 1})
         done = list(self.make(server).stream("hi"))[-1]["result"]
         assert done["usage"] == {"input_tokens": 3, "output_tokens": 1}

@@ -54,7 +54,7 @@ class TestMistral(OpenAILikeContract):
         assert len(server.requests_for(self.provider)) == 1
 
     def test_dropped_connection_retried(self, server: MockLLMServer, monkeypatch: Any) -> None:
-        monkeypatch.setattr("zerda.llm.providers.mistral._BACKOFF_START", 0.01)
+        monkeypatch.setattr("zerda.llm._retry.INITIAL_RETRY_DELAY", 0.01)
         server.enqueue_fault("drop", self.provider)
         server.enqueue(self.provider, text="done")
         assert self.make(server, max_retries=1).generate("hi")["content"] == "done"

@@ -363,7 +363,7 @@ def _starts_call(acc: StreamAccumulator, key: Hashable, call_id: str | None, nam
     its index. Some providers reuse index 0 for every parallel call, or send each call whole
     in one delta: a new id (or, without ids, a name after arguments have arrived, or a
     different name) on an open index is a new call, so two calls never merge."""
-    open_call = acc._open.get(key)  # noqa: SLF001 - the accumulator keeps no public view
+    open_call = acc.open_call(key)
     if open_call is None:
         return True
     if call_id:

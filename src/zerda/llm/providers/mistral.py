@@ -8,16 +8,14 @@ because the SDK's retry is bounded by elapsed time rather than a count.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
-import random
 import re
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, ClassVar, TypeVar
 
+from zerda.llm._retry import backoff_delay, retry_after_from_headers
 from zerda.llm.errors import ServerError, ZerdaError, error_from_status, is_retryable_status
 from zerda.llm.providers._openai_compat import (
     OpenAICompatInterface,
@@ -32,9 +30,6 @@ T = TypeVar("T")
 # https://docs.mistral.ai/capabilities/function_calling/ - ids the API accepts.
 _MISTRAL_ID = re.compile(r"^[a-zA-Z0-9]{9}$")
 _ID_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-_BACKOFF_START = 0.5  # seconds; doubles per attempt, capped, plus jitter (DESIGN.md §5)
-_BACKOFF_CAP = 8.0
-_RETRY_AFTER_CAP = 60.0
 
 
 def mistral_id(orig: str | None, index: int, j: int) -> str:
@@ -60,53 +55,10 @@ def _retry_delay(exc: BaseException, attempt: int) -> float | None:
     if isinstance(status, int):  # an HTTP error (a 200 that failed validation is not retried)
         if not is_retryable_status(status):
             return None
-        after = _retry_after(getattr(exc, "headers", None))
-        if after is not None:
-            return after
-    elif _transport_error(exc, "mistral") is None:
+        return backoff_delay(attempt, retry_after_from_headers(getattr(exc, "headers", None)))
+    if _transport_error(exc, "mistral") is None:
         return None
-    backoff = min(_BACKOFF_START * 2**attempt, _BACKOFF_CAP)
-    return backoff + random.uniform(0, backoff / 4)
-
-
-def _retry_after(headers: Any) -> float | None:
-    """``retry-after-ms`` or ``retry-after`` (seconds) from an error response."""
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        try:
-            seconds = float(value) * scale
-        except (TypeError, ValueError):
-            continue
-        return min(max(seconds, 0.0), _RETRY_AFTER_CAP)
-    return None
-
-
-def _with_retries(max_retries: int, call: Callable[[], T]) -> T:
-    attempt = 0
-    while True:
-        try:
-            return call()
-        except Exception as exc:
-            delay = _retry_delay(exc, attempt) if attempt < max_retries else None
-            if delay is None:
-                raise
-        time.sleep(delay)
-        attempt += 1
-
-
-async def _with_retries_async(max_retries: int, call: Callable[[], Awaitable[T]]) -> T:
-    attempt = 0
-    while True:
-        try:
-            return await call()
-        except Exception as exc:
-            delay = _retry_delay(exc, attempt) if attempt < max_retries else None
-            if delay is None:
-                raise
-        await asyncio.sleep(delay)
-        attempt += 1
+    return backoff_delay(attempt)
 
 
 # --- the interface ---------------------------------------------------------------------
@@ -137,9 +89,12 @@ class MistralInterface(OpenAICompatInterface):
     def _tool_id(self, orig: str | None, index: int, j: int) -> str | None:
         return mistral_id(orig, index, j)
 
+    def _retry_delay(self, exc: BaseException, attempt: int) -> float | None:
+        return _retry_delay(exc, attempt)
+
     def _client_kwargs(self) -> dict[str, Any]:
         # No retry_config: the SDK's retry is bounded by elapsed time, not a count, and
-        # skips 408/409, so Zerda retries (see _with_retries).
+        # skips 408/409, so Zerda retries (see _retry_delay).
         kwargs: dict[str, Any] = {"api_key": self.api_key}
         if self.base_url is not None:
             kwargs["server_url"] = self.base_url
@@ -159,26 +114,22 @@ class MistralInterface(OpenAICompatInterface):
     # --- calls ---
 
     def _call(self, kwargs: dict[str, Any]) -> Any:
-        return _with_retries(self.max_retries, lambda: self.client.chat.complete(**kwargs))
+        return self._retrying(lambda: self.client.chat.complete(**kwargs))
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
         client = self.async_client
-        return await _with_retries_async(
-            self.max_retries, lambda: client.chat.complete_async(**kwargs)
-        )
+        return await self._retrying_async(lambda: client.chat.complete_async(**kwargs))
 
     @contextmanager
     def _open_stream(self, kwargs: dict[str, Any]) -> Iterator[Any]:
-        opened = _with_retries(self.max_retries, lambda: self.client.chat.stream(**kwargs))
+        opened = self._retrying(lambda: self.client.chat.stream(**kwargs))
         with opened as events:
             yield (event.data for event in events)
 
     @asynccontextmanager
     async def _open_stream_async(self, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
         client = self.async_client
-        opened = await _with_retries_async(
-            self.max_retries, lambda: client.chat.stream_async(**kwargs)
-        )
+        opened = await self._retrying_async(lambda: client.chat.stream_async(**kwargs))
         async with opened as events:
             yield (event.data async for event in events)
 
