@@ -23,7 +23,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent / "src")]
 
 from bench_data import PROVIDERS  # noqa: E402
 from bench_imports import bench_provider, bench_zerda_llm  # noqa: E402
-from bench_report import GOAL, machine, markdown  # noqa: E402
+from bench_report import GOAL, above, machine, markdown, summary_table  # noqa: E402
 from bench_server import child_env, serve  # noqa: E402
 
 SECTIONS = ("overhead", "stream", "async", "import", "convert")
@@ -123,7 +123,7 @@ def above_goal(results: dict[str, Any]) -> list[tuple[str, str]]:
     for provider, sections in results.items():
         for section, kind in (("overhead", "generate"), ("stream", "stream")):
             r = sections.get(section) or {}
-            if "failed" not in r and max(r.get("ratio_cpu", 0), r.get("ratio_wall", 0)) > GOAL:
+            if "failed" not in r and above(max(r.get("ratio_cpu", 0), r.get("ratio_wall", 0))):
                 found.append((provider, kind))
     return found
 
@@ -162,7 +162,7 @@ def summary(data: dict[str, Any]) -> dict[str, Any]:
     }
     return {
         "ratios": ratios,
-        "above_goal": sorted(k for k, v in ratios.items() if v > GOAL),
+        "above_goal": sorted(k for k, v in ratios.items() if above(v)),
         "failures": failures,
     }
 
@@ -191,7 +191,35 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "results.json").write_text(json.dumps(data, indent=2) + "\n")
     (args.out / "RESULTS.md").write_text(text)
     _progress(f"[bench] wrote {args.out / 'results.json'} and {args.out / 'RESULTS.md'}")
+    if args.out.resolve() == HERE and not args.quick and set(args.only) == set(SECTIONS):
+        update_readme(HERE / "README.md", data)
     return 0
+
+
+README_START = "<!-- results:start (written by run.py) -->"
+README_END = "<!-- results:end -->"
+
+
+def update_readme(path: Path, data: dict[str, Any]) -> None:
+    """Puts the summary of a full run between the README's markers, so the ratios it quotes
+    are always those of the committed RESULTS.md."""
+    text = path.read_text()
+    if README_START not in text or README_END not in text:
+        return
+    head, rest = text.split(README_START, 1)
+    tail = rest.split(README_END, 1)[1]
+    m = data["machine"]
+    above = data["summary"]["above_goal"]
+    block = [
+        f"From the run of {m['date']} on {m['cpu']} ({m['cores']} cores, load average "
+        f"{m['load_average_at_start']} at start), Python {m['python']}:",
+        "",
+        summary_table(data),
+        "",
+        "Above the goal: " + (", ".join(f"`{k}`" for k in above) if above else "none") + ".",
+    ]
+    path.write_text(head + README_START + "\n" + "\n".join(block) + "\n" + README_END + tail)
+    _progress(f"[bench] updated the summary in {path}")
 
 
 if __name__ == "__main__":
