@@ -17,7 +17,7 @@ MODELS = {
     "groq": "llama-3.3-70b-versatile",
     "mistral": "mistral-large-latest",
     "ollama": "llama3.2",
-    "anthropic": "claude-sonnet-4-5",
+    "anthropic": "claude-haiku-4-5",  # not on the SDK's deprecation list: no warning per call
     "bedrock": "amazon.nova-lite-v1:0",
     "gemini": "gemini-2.5-flash",
 }

@@ -180,6 +180,9 @@ class RawMistral(RawOpenAI):
     def build_stream_request(self) -> dict[str, Any]:
         return self.req  # chat.stream is its own method and sends usage unasked
 
+    def close(self) -> None:
+        pass  # the Mistral client has no close()
+
     def generate(self) -> Any:
         return self.client.chat.complete(**self.req)
 
@@ -192,9 +195,6 @@ class RawMistral(RawOpenAI):
             for _ in events:
                 n += 1
         return n
-
-    def close(self) -> None:
-        pass
 
 
 class RawOllama(RawBase):
@@ -246,9 +246,6 @@ class RawOllama(RawBase):
         for _ in self.client.chat(**self.req, stream=True):
             n += 1
         return n
-
-    def close(self) -> None:
-        pass
 
 
 class RawAnthropic(RawBase):
@@ -412,9 +409,6 @@ class RawGemini(RawBase):
         for _ in self.client.models.generate_content_stream(**self.req):
             n += 1
         return n
-
-    def close(self) -> None:
-        pass
 
 
 RAW = {

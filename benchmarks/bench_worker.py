@@ -378,7 +378,7 @@ def profile(provider: str, port: int, kind: str, out_dir: Path, calls: int = 300
             }
             for k, v in own[:12]
         ],
-        "file": str(path),
+        "file": f"profiles/{path.name}",
     }
 
 

@@ -73,7 +73,7 @@ def run_worker(
     cmd = [sys.executable, str(HERE / "bench_worker.py"), provider, str(port), ",".join(sections)]
     if args.quick:
         cmd.append("--quick")
-    cmd += ["--profile", str(args.out)]
+    cmd += ["--profile", str(args.out / "profiles")]
     timeout = 300 if args.quick else 1800
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=child_env(), timeout=timeout)
@@ -102,7 +102,7 @@ def run_providers(args: argparse.Namespace, port: int | None) -> dict[str, Any]:
 
 
 def run_imports(args: argparse.Namespace) -> dict[str, Any]:
-    runs = 2 if args.quick else 7
+    runs = 2 if args.quick else 5
     _progress("[bench] import times")
     out: dict[str, Any] = {"runs": runs, "providers": {}}
     try:
@@ -129,8 +129,12 @@ def above_goal(results: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def run_profiles(args: argparse.Namespace, port: int, results: dict[str, Any]) -> dict[str, Any]:
+    folder = args.out / "profiles"
+    for old in folder.glob("profile_*.txt"):
+        old.unlink()  # a listing from an earlier run would pass for this one's
     profiles: dict[str, Any] = {}
     for provider, kind in above_goal(results):
+        folder.mkdir(exist_ok=True)
         _progress(f"[bench] profiling {provider} {kind}")
         out = run_worker(provider, port, [f"profile-{kind}"], args)
         profiles[f"{provider} {kind}"] = out[f"profile-{kind}"]
@@ -176,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         "method": METHOD,
         "goal": GOAL,
     }
-    if any(s in SERVER_SECTIONS for s in args.only) or args.profile:
+    if any(s in SERVER_SECTIONS for s in args.only):
         with serve() as port:
             data["providers"] = run_providers(args, port)
             if args.profile:

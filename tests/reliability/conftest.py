@@ -1,18 +1,14 @@
-"""Fixtures and helpers shared by the reliability suite (faults, fuzzing, secrets,
+"""Fixtures shared by the reliability suite (faults, fuzzing, secrets,
 concurrency), run against every provider through MockLLMServer."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
 
 import pytest
 
-from zerda.llm import BaseLLMInterface, create_interface
+from tests.reliability._support import Interfaces
 from zerda.testing import MockLLMServer
-
-PROVIDERS = ["openai", "groq", "mistral", "ollama", "anthropic", "bedrock", "gemini"]
-MODEL = "m"
 
 # Environment variables the SDKs read by themselves: a developer's settings must not
 # change what these tests see (a real key, a proxy, another host).
@@ -42,12 +38,6 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in _ENV:
         monkeypatch.delenv(name, raising=False)
         monkeypatch.delenv(name.lower(), raising=False)
-
-
-def make_llm(server: MockLLMServer, provider: str, **options: Any) -> BaseLLMInterface:
-    """An interface on ``server`` with small retry and timeout settings unless given."""
-    options = {"max_retries": 1, "timeout": 5.0, **server.client_options(provider), **options}
-    return create_interface(provider, model=MODEL, **options)
 
 
 @pytest.fixture
@@ -88,29 +78,6 @@ def module_server() -> Iterator[MockLLMServer]:
         yield server
 
 
-class Interfaces:
-    """Interfaces on one server, built once per provider and options: building an SDK
-    client (boto3's above all) costs more than the calls a test makes. Sync use only: an
-    async client is bound to the event loop it first ran on, and each async test has its
-    own loop."""
-
-    def __init__(self, server: MockLLMServer) -> None:
-        self.server = server
-        self._made: dict[tuple[str, tuple[tuple[str, Any], ...]], BaseLLMInterface] = {}
-
-    def get(self, provider: str, **options: Any) -> BaseLLMInterface:
-        key = (provider, tuple(sorted(options.items())))
-        if key not in self._made:
-            self._made[key] = make_llm(self.server, provider, **options)
-        return self._made[key]
-
-    def close(self) -> None:
-        for llm in self._made.values():
-            close = getattr(llm, "close", None)
-            if close is not None:
-                close()
-
-
 @pytest.fixture(scope="module")
 def llms(module_server: MockLLMServer) -> Iterator[Interfaces]:
     interfaces = Interfaces(module_server)
@@ -123,3 +90,18 @@ def server(module_server: MockLLMServer) -> MockLLMServer:
     """The module's server with empty queues, no defaults and an empty request log."""
     module_server.reset()
     return module_server
+
+
+@pytest.fixture
+def fresh() -> Iterator[Callable[[MockLLMServer], Interfaces]]:
+    """Interfaces built for one test (async tests: their clients belong to its event
+    loop), on the server each is given, closed afterwards."""
+    made: list[Interfaces] = []
+
+    def on(server: MockLLMServer) -> Interfaces:
+        made.append(Interfaces(server))
+        return made[-1]
+
+    yield on
+    for interfaces in made:
+        interfaces.close()

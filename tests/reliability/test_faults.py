@@ -14,11 +14,10 @@ from typing import Any
 
 import pytest
 
-from tests.reliability.conftest import PROVIDERS, Interfaces, make_llm
+from tests.reliability._support import PROVIDERS, Interfaces
 from zerda.llm import BaseLLMInterface, ZerdaError
 from zerda.llm.errors import ERROR_CLASSES
-from zerda.testing import MockLLMServer
-from zerda.testing._script import ErrorReply
+from zerda.testing import ErrorReply, MockLLMServer
 
 MESSAGE = "zerda-fault-7731"
 RETRY_AFTER = 0.01  # seconds; every SDK that honours Retry-After waits this little
@@ -230,7 +229,7 @@ def test_the_configured_timeout_is_honoured(
     error = error_of(llm.generate("hi"))
     elapsed = time.perf_counter() - start
 
-    assert timeout * 0.9 <= elapsed <= timeout + 0.5, f"gave up after {elapsed:.3f} s"
+    assert timeout * 0.9 <= elapsed <= timeout + 0.3, f"gave up after {elapsed:.3f} s"
     assert {k: error[k] for k in ("type", "status_code", "provider", "retryable")} == {
         "type": "timeout",
         "status_code": None,
@@ -238,6 +237,8 @@ def test_the_configured_timeout_is_honoured(
         "retryable": True,
     }
     assert attempts(server, provider) == 2
+    server.enqueue_fault("hang", provider, delay=3)
+    raised(llm, error)
 
 
 @pytest.mark.usefixtures("short_backoff")
@@ -338,10 +339,9 @@ def test_a_cut_stream_keeps_the_text_received_and_is_not_retried(
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_a_cut_async_stream_keeps_the_text_received(
-    mock_llm_server: MockLLMServer, provider: str
+    server: MockLLMServer, fresh: Any, provider: str
 ) -> None:
-    server = mock_llm_server
-    llm = make_llm(server, provider, max_retries=2)
+    llm = fresh(server).get(provider, max_retries=2)
     server.enqueue(provider, text=FULL_TEXT, fragments=8, cut_after=5)
 
     events = [e async for e in llm.stream_async("hi")]
@@ -352,6 +352,28 @@ async def test_a_cut_async_stream_keeps_the_text_received(
     error = stream_error_of(events[-1]["result"], streamed)
     assert (error["type"], error["provider"]) == ("connection", provider)
     assert attempts(server, provider) == 1
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_stalled_stream_times_out_keeping_the_text_received(
+    server: MockLLMServer, llms: Interfaces, provider: str
+) -> None:
+    """The timeout bounds each wait for data, mid-stream too."""
+    timeout = 0.25
+    llm = llms.get(provider, max_retries=1, timeout=timeout)
+    server.enqueue(provider, text="warm")
+    assert llm.generate("hi")["content"] == "warm"
+    server.enqueue(provider, text=FULL_TEXT, fragments=4, chunk_delay=1.0)
+
+    start = time.perf_counter()
+    streamed, result = stream_events(llm)
+    elapsed = time.perf_counter() - start
+
+    assert timeout * 0.9 <= elapsed <= timeout + 0.3, f"gave up after {elapsed:.3f} s"
+    assert FULL_TEXT.startswith(streamed) and streamed != FULL_TEXT
+    error = stream_error_of(result, streamed)
+    assert (error["type"], error["provider"]) == ("timeout", provider)
+    assert attempts(server, provider) == 2  # the warm-up call, then one stream: no retry
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -397,10 +419,9 @@ def test_a_stream_that_fails_before_its_first_byte_is_retried(
 @pytest.mark.usefixtures("short_backoff")
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_async_calls_retry_and_fail_the_same_way(
-    mock_llm_server: MockLLMServer, provider: str
+    server: MockLLMServer, fresh: Any, provider: str
 ) -> None:
-    server = mock_llm_server
-    llm = make_llm(server, provider, max_retries=1)
+    llm = fresh(server).get(provider, max_retries=1)
     server.enqueue_fault("drop", provider)
     server.enqueue(provider, text="async ok")
     assert (await llm.generate_async("hi"))["content"] == "async ok"

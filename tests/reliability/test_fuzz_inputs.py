@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tests.reliability.conftest import PROVIDERS, Interfaces
+from tests.reliability._support import PROVIDERS, Interfaces
 from zerda.testing import MockLLMServer
 
 # ZERDA_FUZZ_EXAMPLES=2000 fuzzes deeper, with fresh random examples; by default the same
@@ -33,8 +33,14 @@ NAMES = ["get_weather", "lookup_2", "send-mail"]
 
 # --- strategies ------------------------------------------------------------------------
 
+# Finite floats only: values JSON cannot carry are pinned by
+# test_values_json_cannot_carry_are_refused_before_sending.
 json_leaf = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=6)
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=6),
 )
 json_value = st.recursive(
     json_leaf,
@@ -143,8 +149,8 @@ tool_choices = st.one_of(
 
 # --- the property ------------------------------------------------------------------------
 
-# An exception's text passed off as a message: "KeyError: 'name'" names no problem.
-_RAW_EXCEPTION = re.compile(r"^\w*(Error|Exception)\b")
+# A bare Python exception passed off as a message: "KeyError: 'name'" names no problem.
+_RAW_EXCEPTION = re.compile(r"^(KeyError|TypeError|AttributeError|IndexError|ValueError)\b")
 
 
 @pytest.fixture(scope="module")
@@ -290,3 +296,61 @@ def test_gemini_refuses_a_history_with_nothing_to_send(
 ) -> None:
     result = llms.get("gemini", max_retries=0).generate(messages)
     assert result["error"]["type"] == "invalid_request"
+
+
+NOT_JSON: list[tuple[str, Any, dict[str, Any]]] = [
+    (
+        "infinite call arguments",
+        [
+            *[{"role": "user", "content": "q"}],
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{**CALL, "arguments": {"x": float("inf")}}],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": "r"},
+        ],
+        {},
+    ),
+    (
+        "a NaN in a tool output",
+        [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": None, "tool_calls": [CALL]},
+            {"role": "tool", "tool_call_id": "call_1", "content": {"x": float("nan")}},
+        ],
+        {},
+    ),
+    (
+        "a set in call arguments",
+        [
+            {"role": "user", "content": "q"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{**CALL, "arguments": {"x": {1, 2}}}],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": "r"},
+        ],
+        {},
+    ),
+    (
+        "an infinite bound in a tool schema",
+        "hi",
+        {"tools": [{"name": "f", "parameters": {"type": "object", "maximum": float("inf")}}]},
+    ),
+]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="values JSON cannot carry (inf, nan, sets, objects) in call arguments, tool "
+    "outputs or tool schemas are sent on some providers (as Infinity/NaN or str()) and "
+    "end in an 'unknown' error on others (ValueError/TypeError from json.dumps); expected: "
+    "invalid_request naming the message or tool, before sending, on every provider",
+)
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_values_json_cannot_carry_are_refused_before_sending(call: Any, provider: str) -> None:
+    for what, messages, kwargs in NOT_JSON:
+        result = call(messages, **kwargs)
+        assert "error" in result, f"{what}: sent"

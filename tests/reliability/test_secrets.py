@@ -7,15 +7,14 @@ from __future__ import annotations
 import json
 import logging
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.reliability.conftest import PROVIDERS, make_llm
+from tests.reliability._support import PROVIDERS, make_llm
 from zerda.llm import BaseLLMInterface
-from zerda.testing import MockLLMServer
-from zerda.testing._script import ErrorReply
+from zerda.testing import ErrorReply, MockLLMServer
 
 SECRET = "sk-SECRET-zerda-4242"
 # Loggers that may hold their own level: set to DEBUG so that nothing is filtered before
@@ -38,23 +37,31 @@ SDK_LOGGERS = (
     "urllib3",
 )
 
-Fault = Callable[[MockLLMServer, str], None]
-FAULTS: dict[str, Fault] = {
-    "ok": lambda s, p: s.enqueue(p, text="fine", tool_calls=[{"name": "f", "arguments": {}}]),
-    "429": lambda s, p: [s.enqueue_error(429, p, retry_after=0.01) for _ in range(2)] and None,
-    "500": lambda s, p: [s.enqueue_error(500, p, retry_after=0.01) for _ in range(2)] and None,
-    "401": lambda s, p: s.enqueue_error(401, p, message="bad key"),
-    "drop": lambda s, p: [s.enqueue_fault("drop", p) for _ in range(2)] and None,
-    "malformed": lambda s, p: s.enqueue_fault("malformed", p),
-    "empty": lambda s, p: s.enqueue_fault("empty", p),
-    "timeout": lambda s, p: [s.enqueue_fault("hang", p, delay=2) for _ in range(2)] and None,
-}
-STREAM_FAULTS: dict[str, Fault] = {
-    "cut": lambda s, p: s.enqueue(p, text="a b c d e f", fragments=6, cut_after=4) and None,
-    "error event": lambda s, p: (
-        s.enqueue(p, text="a b c", fragments=3, stream_error=ErrorReply(500, "boom")) and None
-    ),
-}
+# What the server answers, queued for one call (a retried fault twice: max_retries=1).
+FAULTS = ["ok", "429", "500", "401", "drop", "malformed", "empty", "timeout"]
+STREAM_FAULTS = ["cut", "error event"]
+
+
+def queue(server: MockLLMServer, provider: str, fault: str) -> None:
+    if fault == "ok":
+        server.enqueue(provider, text="fine", tool_calls=[{"name": "f", "arguments": {}}])
+    elif fault in ("429", "500"):
+        for _ in range(2):
+            server.enqueue_error(int(fault), provider, retry_after=0.01)
+    elif fault == "401":
+        server.enqueue_error(401, provider, message="bad key")
+    elif fault == "drop":
+        for _ in range(2):
+            server.enqueue_fault("drop", provider)
+    elif fault == "timeout":
+        for _ in range(2):
+            server.enqueue_fault("hang", provider, delay=2)
+    elif fault in ("malformed", "empty"):
+        server.enqueue_fault(fault, provider)  # type: ignore[arg-type]
+    elif fault == "cut":
+        server.enqueue(provider, text="a b c d e f", fragments=6, cut_after=4)
+    else:
+        server.enqueue(provider, text="a b c", fragments=3, stream_error=ErrorReply(500, "boom"))
 
 
 def credentials(provider: str) -> dict[str, Any]:
@@ -68,7 +75,7 @@ def keyed(module_server: MockLLMServer) -> Iterator[dict[str, BaseLLMInterface]]
     """One interface per provider holding the secret (built once: a client per fault would
     only repeat the same construction)."""
     made = {
-        p: make_llm(module_server, p, max_retries=1, timeout=0.25, **credentials(p))
+        p: make_llm(module_server, p, max_retries=1, timeout=0.15, **credentials(p))
         for p in PROVIDERS
     }
     yield made
@@ -131,20 +138,24 @@ def test_no_result_error_or_log_shows_the_key(
 ) -> None:
     llm = keyed[provider]
     assert_hidden([repr(llm), str(llm), repr(vars(llm))], "the interface's repr")
-    for name, fault in FAULTS.items():
-        fault(server, provider)
+    for name in FAULTS:
+        queue(server, provider, name)
         result = llm.generate("hi", tools=[{"name": "f", "parameters": {"type": "object"}}])
         assert_hidden([json.dumps(result), repr(result)], f"the result ({name})")
-        fault(server, provider)
+        # gemini answers an empty body without an error: pinned in test_faults.py.
+        fails = name != "ok" and (provider, name) != ("gemini", "empty")
+        assert ("error" in result) == fails, f"{name}: {result}"
+        queue(server, provider, name)
         try:
             llm.generate("hi", raise_errors=True)
         except Exception as exc:  # noqa: BLE001 - every exception is searched for the key
             assert_hidden(exception_texts(exc), f"the exception ({name})")
-    for name, fault in STREAM_FAULTS.items():
-        fault(server, provider)
+    for name in STREAM_FAULTS:
+        queue(server, provider, name)
         events = list(llm.stream("hi"))
         assert_hidden([json.dumps(events)], f"the stream events ({name})")
-        fault(server, provider)
+        assert "error" in events[-1]["result"], name
+        queue(server, provider, name)
         with pytest.raises(Exception) as info:  # noqa: PT011 - any exception is searched
             list(llm.stream("hi", raise_errors=True))
         assert_hidden(exception_texts(info.value), f"the stream exception ({name})")
@@ -160,10 +171,9 @@ def test_no_result_error_or_log_shows_the_key(
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_async_calls_do_not_show_the_key(
-    mock_llm_server: MockLLMServer, debug_logs: pytest.LogCaptureFixture, provider: str
+    server: MockLLMServer, fresh: Any, debug_logs: pytest.LogCaptureFixture, provider: str
 ) -> None:
-    server = mock_llm_server
-    llm = make_llm(server, provider, max_retries=0, **credentials(provider))
+    llm = fresh(server).get(provider, max_retries=0, **credentials(provider))
     server.enqueue_error(403, provider, message="bad key")
     server.enqueue(provider, text="a b c", fragments=3, cut_after=2)
 
@@ -173,4 +183,3 @@ async def test_async_calls_do_not_show_the_key(
     assert result["error"]["type"] == "permission"
     assert_hidden([json.dumps(result), json.dumps(events)], "async results")
     assert_hidden(log_texts(debug_logs), "the logs")
-    getattr(llm, "close", lambda: None)()
