@@ -188,3 +188,21 @@ def test_resolve_never_mutates_its_input() -> None:
     before = copy.deepcopy(messages)
     resolve_tool_ids(messages)
     assert messages == before
+
+
+@pytest.mark.parametrize(
+    ("message", "error"),
+    [
+        (
+            {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"x": float("nan")}}]},
+            r"messages\[0\]: tool_calls\[0\].arguments cannot be sent as JSON: Out of range float",
+        ),
+        (
+            {"role": "tool", "tool_call_id": "a", "content": {"x": {1, 2}}},
+            r"messages\[0\]: tool message 'content' cannot be sent as JSON: Object of type set",
+        ),
+    ],
+)
+def test_values_json_cannot_carry_are_refused(message: dict, error: str) -> None:
+    with pytest.raises(InvalidRequestError, match=error):
+        validate_messages([message])

@@ -44,34 +44,7 @@ BEDROCK_CODES = {401: "UnrecognizedClientException", 409: "ConflictException"}
 
 # Where a provider departs from the contract: the test is written to the contract and
 # expected to fail (strictly) until the provider is fixed.
-DEVIATIONS: dict[tuple[str, Any], str] = {
-    ("bedrock", 408): "bedrock does not retry 408: botocore's standard retry mode retries "
-    "only 500/502/503/504, throttling codes and transport errors (DESIGN.md §5: 408 is retried)",
-    ("bedrock", 409): "bedrock does not retry 409: botocore's standard retry mode does not "
-    "(DESIGN.md §5: 409 is retried)",
-    ("anthropic", "malformed"): "anthropic maps a 200 whose body is not JSON to 'unknown'; "
-    "the six other providers say 'server' (the provider sent a broken response)",
-    ("anthropic", "empty"): "anthropic maps an empty 200 body to 'unknown'; the six other "
-    "providers say 'server'",
-    ("openai", "malformed"): "_openai_compat marks a non-JSON body retryable=True, but it "
-    "is not retried (§5) and retrying gets the same body; ollama and gemini say False",
-    ("groq", "malformed"): "_openai_compat marks a non-JSON body retryable=True, but it is "
-    "not retried (§5); ollama and gemini say False",
-    ("mistral", "malformed"): "mistral marks a non-JSON body retryable=True (ServerError "
-    "default), but it is not retried (§5); ollama and gemini say False",
-    ("bedrock", "malformed"): "bedrock marks a non-JSON body retryable=True (ServerError "
-    "default), but it is not retried (§5); ollama and gemini say False",
-    ("openai", "empty"): "_openai_compat marks an empty 200 body retryable=True, but it is "
-    "not retried (§5)",
-    ("groq", "empty"): "_openai_compat marks an empty 200 body retryable=True, but it is "
-    "not retried (§5)",
-    ("mistral", "empty"): "mistral marks an empty 200 body retryable=True, but it is not "
-    "retried (§5)",
-    ("bedrock", "empty"): "bedrock marks an empty 200 body retryable=True, but it is not "
-    "retried (§5)",
-    ("gemini", "empty"): "gemini returns a successful empty result (stop_reason 'other', "
-    "no error) for a 200 with an empty body: google-genai reads b'' as {}",
-}
+DEVIATIONS: dict[tuple[str, Any], str] = {}
 
 
 def cases(kinds: list[Any]) -> list[Any]:

@@ -180,11 +180,7 @@ def call(answering: MockLLMServer, llms: Interfaces, provider: str) -> Iterator[
 
 # Known bugs, reported to the lead, each pinned by an xfail(strict=True) test below: the
 # fuzzer skips these inputs so that it keeps looking for other problems.
-KNOWN_BUGS = [
-    # gemini: a history with nothing to send (generate(""), generate([])) reaches the SDK,
-    # whose ValueError("contents are required.") comes back as an 'unknown' error.
-    ("gemini", {"type": "unknown", "message": "ValueError: contents are required."}),
-]
+KNOWN_BUGS: list[tuple[str, dict[str, Any]]] = []
 
 
 def is_known_bug(result: dict[str, Any], provider: str) -> bool:
@@ -284,12 +280,6 @@ def test_known_invalid_input_is_refused_before_sending(call: Any, provider: str)
         assert named in result["error"]["message"], f"{what}: {result['error']['message']!r}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gemini: GeminiInterface sends a history with no contents to google-genai, whose "
-    "ValueError('contents are required.') becomes an 'unknown' error; expected invalid_request "
-    "before sending",
-)
 @pytest.mark.parametrize("messages", ["", []])
 def test_gemini_refuses_a_history_with_nothing_to_send(
     answering: MockLLMServer, llms: Interfaces, messages: Any
@@ -342,15 +332,10 @@ NOT_JSON: list[tuple[str, Any, dict[str, Any]]] = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="values JSON cannot carry (inf, nan, sets, objects) in call arguments, tool "
-    "outputs or tool schemas are sent on some providers (as Infinity/NaN or str()) and "
-    "end in an 'unknown' error on others (ValueError/TypeError from json.dumps); expected: "
-    "invalid_request naming the message or tool, before sending, on every provider",
-)
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_values_json_cannot_carry_are_refused_before_sending(call: Any, provider: str) -> None:
     for what, messages, kwargs in NOT_JSON:
         result = call(messages, **kwargs)
         assert "error" in result, f"{what}: sent"
+        assert result["error"]["type"] == "invalid_request", what
+        assert "cannot be sent as JSON" in result["error"]["message"], what

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.reliability._support import Interfaces
@@ -361,9 +361,6 @@ def test_odd_answers_stream_as_they_generate(
     module_server: MockLLMServer, llms: Interfaces, provider: str, data: st.DataObject
 ) -> None:
     fields, expected = data.draw(odd_scripts(provider), label="script")
-    # A known ollama bug, pinned below: skip it to keep looking for others.
-    wire_text = json.dumps(fields, ensure_ascii=False)
-    assume(provider != "ollama" or not UNICODE_LINE_BREAKS & set(wire_text))
     llm = llms.get(provider, max_retries=0)
     module_server.reset()
     module_server.enqueue(provider, **fields)
@@ -384,13 +381,7 @@ def test_odd_answers_stream_as_they_generate(
 UNICODE_LINE_BREAKS = {"\x85", "\u2028", "\u2029"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ollama: a streamed text holding U+0085 (or U+2028/U+2029) unescaped fails the "
-    "whole stream ('response is not valid JSON: Unterminated string'): the ollama SDK reads "
-    "NDJSON with httpx's iter_lines, which splits on Unicode line boundaries, not only on \\n",
-)
-@pytest.mark.parametrize("text", ["next\x85line", "next\u2028line"])
+@pytest.mark.parametrize("text", [f"next{c}line" for c in sorted(UNICODE_LINE_BREAKS)])
 def test_ollama_streams_text_with_unicode_line_breaks(
     module_server: MockLLMServer, llms: Interfaces, text: str
 ) -> None:

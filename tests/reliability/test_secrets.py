@@ -142,8 +142,7 @@ def test_no_result_error_or_log_shows_the_key(
         queue(server, provider, name)
         result = llm.generate("hi", tools=[{"name": "f", "parameters": {"type": "object"}}])
         assert_hidden([json.dumps(result), repr(result)], f"the result ({name})")
-        # gemini answers an empty body without an error: pinned in test_faults.py.
-        fails = name != "ok" and (provider, name) != ("gemini", "empty")
+        fails = name != "ok"
         assert ("error" in result) == fails, f"{name}: {result}"
         queue(server, provider, name)
         try:

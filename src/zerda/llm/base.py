@@ -35,7 +35,13 @@ from zerda.llm.errors import (
     ZerdaError,
     error_result,
 )
-from zerda.llm.messages import default_id, resolve_tool_ids, split_system, validate_messages
+from zerda.llm.messages import (
+    default_id,
+    json_problem,
+    resolve_tool_ids,
+    split_system,
+    validate_messages,
+)
 from zerda.llm.tools import ToolCall, _normalize_tool, tool_calls_to_dicts
 
 logger = logging.getLogger("zerda")
@@ -113,6 +119,11 @@ def _unwrap_tool(index: int, tool: Any) -> dict[str, Any]:
         raise InvalidRequestError(f"tools[{index}]: 'name' must be a string")
     if not isinstance(t["schema"], dict):
         raise InvalidRequestError(f"tools[{index}] ({t['name']!r}): the schema must be a dict")
+    problem = json_problem(t["schema"])
+    if problem:
+        raise InvalidRequestError(
+            f"tools[{index}] ({t['name']!r}): the schema cannot be sent as JSON: {problem}"
+        )
     description = t["description"] if isinstance(t["description"], str) else ""
     return {"name": t["name"], "description": description or "", "parameters": t["schema"]}
 

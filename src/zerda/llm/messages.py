@@ -6,6 +6,7 @@ Every function returns new objects; the caller's messages are never mutated.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,6 +30,18 @@ def _fail(index: int, problem: str) -> InvalidRequestError:
     return InvalidRequestError(f"messages[{index}]: {problem}")
 
 
+def json_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be sent as JSON (NaN, infinities, sets, objects), or None.
+
+    Providers differ on such values (some send ``NaN``, some fail inside the SDK), so Zerda
+    refuses them before anything is sent."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    return None
+
+
 def _check_tool_call(index: int, j: int, call: Any) -> dict[str, Any]:
     where = f"tool_calls[{j}]"
     if not isinstance(call, dict):
@@ -44,6 +57,9 @@ def _check_tool_call(index: int, j: int, call: Any) -> dict[str, Any]:
         arguments = {}
     if not isinstance(arguments, dict):
         raise _fail(index, f"{where}.arguments must be a dict, not {type(arguments).__name__}")
+    problem = json_problem(arguments) if arguments else None
+    if problem:
+        raise _fail(index, f"{where}.arguments cannot be sent as JSON: {problem}")
     return {"id": call_id or None, "name": name, "arguments": arguments}
 
 
@@ -96,6 +112,10 @@ def _check_tool(index: int, message: dict[str, Any]) -> dict[str, Any]:
     name = message.get("name")
     if name is not None and not isinstance(name, str):
         raise _fail(index, "'name' must be a string or None")
+    content = message["content"]
+    problem = None if isinstance(content, str) else json_problem(content)
+    if problem:
+        raise _fail(index, f"tool message 'content' cannot be sent as JSON: {problem}")
     return {
         "role": "tool",
         "tool_call_id": call_id or None,

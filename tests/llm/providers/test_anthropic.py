@@ -797,7 +797,7 @@ def test_timeout(mock: MockLLMServer) -> None:
 
 
 @pytest.mark.parametrize(
-    ("fault", "kind"), [("drop", "connection"), ("malformed", "unknown"), ("empty", "unknown")]
+    ("fault", "kind"), [("drop", "connection"), ("malformed", "server"), ("empty", "server")]
 )
 def test_transport_faults(
     llm: AnthropicInterface, mock: MockLLMServer, fault: str, kind: str

@@ -18,6 +18,7 @@ from zerda.llm.errors import (
     AuthenticationError,
     InvalidRequestError,
     RateLimitError,
+    ServerError,
     error_class_for_status,
 )
 from zerda.llm.providers import gemini
@@ -728,6 +729,56 @@ def test_malformed_body(mock: MockLLMServer) -> None:
     error = make(mock).generate("hi")["error"]
     assert (error["type"], error["retryable"]) == ("server", False)
     assert error["message"].startswith("Gemini sent a malformed response")
+
+
+def test_an_empty_body_is_a_server_error_not_an_empty_answer(mock: MockLLMServer) -> None:
+    # google-genai reads b"" as {}: without the check this was a result with stop "other".
+    mock.enqueue_fault("empty", "gemini")
+    error = make(mock).generate("hi")["error"]
+    assert error == {
+        "type": "server",
+        "message": "Gemini sent a malformed response: "
+        "the body is empty (no candidates, prompt feedback or usage)",
+        "status_code": None,
+        "provider": "gemini",
+        "retryable": False,
+    }
+
+
+@pytest.mark.parametrize("body", [{}, {"candidates": []}, {"modelVersion": "m"}])
+def test_a_body_with_no_answer_at_all_is_a_server_error(
+    mock: MockLLMServer, body: dict[str, Any]
+) -> None:
+    from google.genai import errors
+
+    _raw(mock, body)
+    with pytest.raises(ServerError) as info:
+        make(mock).generate("hi", raise_errors=True)
+    assert info.value.retryable is False
+    assert isinstance(info.value.__cause__, errors.UnknownApiResponseError)
+
+
+def test_no_candidates_with_usage_is_an_empty_answer(mock: MockLLMServer) -> None:
+    _raw(mock, {"candidates": [], "usageMetadata": {"promptTokenCount": 3}})
+    assert make(mock).generate("hi") == result(
+        None, stop="other", usage={"input_tokens": 3, "output_tokens": None}
+    )
+
+
+@pytest.mark.parametrize(
+    "messages",
+    ["", [], [{"role": "user", "content": ""}], [{"role": "assistant", "content": None}]],
+)
+def test_a_history_with_nothing_to_send_is_refused_before_sending(
+    mock: MockLLMServer, messages: Any
+) -> None:
+    error = make(mock).generate(messages)["error"]
+    assert (error["type"], error["message"]) == (
+        "invalid_request",
+        "messages: Gemini needs at least one non-empty message",
+    )
+    assert [e["type"] for e in make(mock).stream(messages)] == ["done"]
+    assert mock.requests == []
 
 
 def test_raise_errors_raises_the_typed_exception(mock: MockLLMServer) -> None:

@@ -167,6 +167,27 @@ def test_raise_errors_raises_after_yielding_what_arrived(mock: MockLLMServer) ->
     assert seen == [{"type": "text", "text": "Hell"}]
 
 
+@pytest.mark.parametrize("body", ["", "data: {}\n\n", 'data: {"candidates": []}\n\n'])
+async def test_a_stream_with_no_answer_at_all_is_a_server_error(
+    mock: MockLLMServer, body: str
+) -> None:
+    expected = {
+        "type": "server",
+        "message": "Gemini sent a malformed response: "
+        "the stream is empty (no candidates, prompt feedback or usage)",
+        "status_code": None,
+        "provider": "gemini",
+        "retryable": False,
+    }
+    for _ in range(2):
+        mock.enqueue_raw(200, body, headers={"content-type": "text/event-stream"})
+    events = events_of(mock)
+    assert [e["type"] for e in events] == ["done"]
+    assert events[0]["result"]["error"] == expected
+    events = await async_events_of(mock)
+    assert events[0]["result"]["error"] == expected
+
+
 def _pool(transport_owner: Any) -> Any:
     """httpx(2)'s connection pool behind google-genai's client (private, so looked up
     defensively: the test skips if the layout changes)."""

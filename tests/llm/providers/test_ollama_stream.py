@@ -327,6 +327,91 @@ def test_bad_input_in_stream_sends_nothing(server: MockLLMServer) -> None:
     assert server.requests == []
 
 
+# --- NDJSON splitting ---------------------------------------------------------------------
+
+UNICODE_BREAKS = "a\u0085b\u2028c\u2029d\re\x1cf"  # line breaks to str.splitlines, not NDJSON
+
+
+def unescaped(*chunks: dict[str, Any]) -> bytes:
+    return b"".join(json.dumps(c, ensure_ascii=False).encode() + b"\n" for c in chunks)
+
+
+async def test_unicode_line_breaks_in_text_and_arguments_stay_whole(server: MockLLMServer) -> None:
+    # The SDK's own reader (httpx iter_lines) cut such lines in two: the stream failed.
+    call = {"function": {"name": "f", "arguments": {"q": UNICODE_BREAKS}}}
+    body = unescaped(chunk(UNICODE_BREAKS), chunk(tool_calls=[call]), final())
+    assert "\u2028".encode() in body
+    for _ in range(2):
+        server.enqueue_raw(200, body, NDJSON, provider="ollama")
+    for events in (collect(make(server), "hi"), await collect_async(make(server), "hi")):
+        assert texts(events) == [UNICODE_BREAKS]
+        result = done(events)
+        assert "error" not in result
+        assert result["content"] == UNICODE_BREAKS
+        assert result["tool_calls"] == [
+            {"id": None, "name": "f", "arguments": {"q": UNICODE_BREAKS}}
+        ]
+
+
+def test_unicode_line_breaks_from_the_mock_server(server: MockLLMServer) -> None:
+    server.enqueue("ollama", text=UNICODE_BREAKS, fragments=3)
+    events = collect(make(server), "hi")
+    assert "".join(texts(events)) == UNICODE_BREAKS
+    assert done(events)["content"] == UNICODE_BREAKS
+
+
+def test_crlf_blank_lines_and_a_last_line_without_newline(server: MockLLMServer) -> None:
+    body = b"\r\n".join(json.dumps(c).encode() for c in (chunk("a"), chunk("b"), final()))
+    server.enqueue_raw(200, b"\n" + body.replace(b"\r\n", b"\r\n\n", 1), NDJSON, provider="ollama")
+    events = collect(make(server), "hi")
+    assert texts(events) == ["a", "b"]
+    assert done(events)["stop_reason"] == "end_turn"
+
+
+def test_line_splitter_joins_lines_cut_anywhere() -> None:
+    from zerda.llm.providers.ollama import _LineSplitter
+
+    body = unescaped(chunk("é\u2028x"), final())
+    for size in (1, 2, 3, 7, len(body)):
+        lines = _LineSplitter()
+        got = [line for i in range(0, len(body), size) for line in lines.feed(body[i : i + size])]
+        assert got + lines.flush() == body.split(b"\n")[:2]
+
+
+def test_a_line_that_is_not_an_object_is_a_server_error(server: MockLLMServer) -> None:
+    server.enqueue_raw(200, ndjson(chunk("a")) + b"[1, 2]\n", NDJSON, provider="ollama")
+    result = done(collect(make(server), "hi"))
+    assert (result["content"], result["error"]["type"], result["error"]["retryable"]) == (
+        "a",
+        "server",
+        False,
+    )
+    assert result["error"]["message"].startswith("Ollama sent a stream line that is not an object")
+
+
+def test_a_line_that_is_not_json_is_a_server_error(server: MockLLMServer) -> None:
+    server.enqueue_raw(200, ndjson(chunk("a")) + b"{oops\n", NDJSON, provider="ollama")
+    result = done(collect(make(server), "hi"))
+    assert (result["content"], result["error"]["type"], result["error"]["retryable"]) == (
+        "a",
+        "server",
+        False,
+    )
+
+
+def test_an_http_error_keeps_its_status_and_retry_after(server: MockLLMServer) -> None:
+    import ollama
+
+    from zerda.llm.providers.ollama import _retry_after, _stream_chunks
+
+    server.enqueue_error(429, "ollama", message="slow down", retry_after=7)
+    llm = make(server)
+    with pytest.raises(ollama.ResponseError) as info:
+        next(_stream_chunks(llm.client, ollama, {"model": "m", "messages": [], "stream": True}))
+    assert (info.value.status_code, info.value.error) == (429, "slow down")
+    assert _retry_after(info.value) == 7
+
+
 # --- closing ------------------------------------------------------------------------------
 
 

@@ -479,3 +479,25 @@ def test_stream_name_repeated_on_fragments_continues_the_call() -> None:
         ]
     )
     assert calls_of(events) == [{"id": None, "name": "f", "arguments": {"a": 1}}]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            {"message": "slow", "type": "rate_limit_error", "code": "rate_limit_exceeded"},
+            ("rate_limit", 429),
+        ),
+        (
+            {"message": "bad", "type": "invalid_request_error", "code": None},
+            ("invalid_request", 400),
+        ),
+        ({"message": "x", "code": "503"}, ("server", 503)),
+        ({"message": "boom", "type": "mystery"}, ("server", None)),
+    ],
+)
+def test_in_stream_error_events_map_by_code_or_type(body: dict, expected: tuple) -> None:
+    from zerda.llm.providers._openai_compat import _stream_error
+
+    err = _stream_error(body, body["message"], "openai")
+    assert (err.type, err.status_code) == expected

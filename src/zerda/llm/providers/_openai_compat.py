@@ -171,13 +171,31 @@ def _transport_error(exc: BaseException, provider: str) -> ZerdaError | None:
     return None
 
 
+# OpenAI's error ``type``/``code`` values, for error events that carry no HTTP status.
+_ERROR_CODE_STATUS = {
+    "invalid_request_error": 400,
+    "invalid_api_key": 401,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "model_not_found": 404,
+    "not_found_error": 404,
+    "rate_limit_error": 429,
+    "rate_limit_exceeded": 429,
+    "insufficient_quota": 429,
+    "server_error": 500,
+}
+
+
 def _stream_error(body: Any, message: str, provider: str) -> ZerdaError:
     """An error event inside a stream (``data: {"error": {...}}``): its status when the
-    body gives one, else a server error (the provider failed after accepting the call)."""
+    body gives one (a status field, a numeric code, or a known code or type name), else a
+    server error (the provider failed after accepting the call)."""
     status = body.get("status_code") if isinstance(body, dict) else None
     code = body.get("code") if isinstance(body, dict) else None
     if status is None and isinstance(code, str) and code.isdigit():
         status = int(code)
+    if status is None and isinstance(body, dict):
+        status = _ERROR_CODE_STATUS.get(str(code)) or _ERROR_CODE_STATUS.get(str(body.get("type")))
     if isinstance(status, int):
         return error_from_status(status, message, provider)
     return ServerError(message, provider=provider)
@@ -328,11 +346,15 @@ class OpenAICompatInterface(BaseLLMInterface):
         if isinstance(exc, sdk.APIConnectionError):
             return ConnectionError(f"connection failed: {_cause(exc)}", provider=self.provider)
         if isinstance(exc, sdk.APIResponseValidationError):
-            return ServerError(f"unexpected response: {exc.message}", provider=self.provider)
+            return ServerError(
+                f"unexpected response: {exc.message}", provider=self.provider, retryable=False
+            )
         if isinstance(exc, sdk.APIError):
             return _stream_error(exc.body, exc.message, self.provider)
-        if isinstance(exc, json.JSONDecodeError):
-            return ServerError(f"response is not valid JSON: {exc}", provider=self.provider)
+        if isinstance(exc, json.JSONDecodeError):  # not retried: asking again gets the same
+            return ServerError(
+                f"response is not valid JSON: {exc}", provider=self.provider, retryable=False
+            )
         return _transport_error(exc, self.provider)
 
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from zerda.llm.base import BaseLLMInterface, Request
 from zerda.llm.errors import (
     ConnectionError,
+    ServerError,
     TimeoutError,
     UnknownError,
     ZerdaError,
@@ -173,8 +174,11 @@ class AnthropicInterface(BaseLLMInterface):
         if isinstance(exc, sdk.AnthropicError):
             return UnknownError(f"{type(exc).__name__}: {exc}", provider=self.provider)
         if isinstance(exc, json.JSONDecodeError):  # the SDK parses bodies and SSE data with json
-            return UnknownError(
-                f"anthropic sent a response that is not valid JSON: {exc}", provider=self.provider
+            # A broken response from the provider; asking again would get the same.
+            return ServerError(
+                f"anthropic sent a response that is not valid JSON: {exc}",
+                provider=self.provider,
+                retryable=False,
             )
         return None
 

@@ -6,7 +6,8 @@ Bedrock signs requests with the AWS credential chain, so there is no API key: ``
 credentials or ``profile``. boto3 has no async client: ``generate_async`` and
 ``stream_async`` run the blocking calls in a thread pool owned by the interface
 (``pool_size`` threads), so the event loop never blocks and concurrency is not capped by
-asyncio's default executor. See docs/providers/bedrock.md.
+asyncio's default executor. botocore's retries are off: Zerda retries (DESIGN.md §5), as
+botocore's standard mode skips 408 and 409. See docs/providers/bedrock.md.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ import json
 import os
 import re
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from zerda.llm._retry import backoff_delay, retry_after_from_headers
 from zerda.llm.base import BaseLLMInterface, Request, Secret
 from zerda.llm.errors import (
     AuthenticationError,
@@ -36,6 +38,7 @@ from zerda.llm.errors import (
     TimeoutError,
     ZerdaError,
     error_from_status,
+    is_retryable_status,
 )
 from zerda.llm.tools import parse_bedrock_tool_calls, to_bedrock_tools
 
@@ -163,7 +166,8 @@ class AWSInterface(BaseLLMInterface):
         from botocore.config import Config
 
         return Config(
-            retries={"total_max_attempts": self.max_retries + 1, "mode": "standard"},
+            # One attempt: Zerda retries (see _retry_delay).
+            retries={"total_max_attempts": 1, "mode": "standard"},
             read_timeout=self.timeout if self.timeout is not None else DEFAULT_READ_TIMEOUT,
             connect_timeout=self.timeout if self.timeout is not None else DEFAULT_CONNECT_TIMEOUT,
             # Every thread of the pool may hold a connection at once.
@@ -229,22 +233,32 @@ class AWSInterface(BaseLLMInterface):
 
     # --- calls --------------------------------------------------------------------------
 
+    def _retry_delay(self, exc: BaseException, attempt: int) -> float | None:
+        """Retried when the mapped error is retryable: transport errors, timeouts and the
+        statuses of DESIGN.md §5."""
+        err = exc if isinstance(exc, ZerdaError) else self._map_error(exc)
+        if err is None or not err.retryable:
+            return None
+        return backoff_delay(attempt, _retry_after(exc))
+
     def _call(self, kwargs: dict[str, Any]) -> Any:
-        return self.client.converse(**kwargs)
+        return self._retrying(lambda: self.client.converse(**kwargs))
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
         loop = asyncio.get_running_loop()
-        client = self.client  # built here, once, rather than in a pool thread
-        return await loop.run_in_executor(self._pool, functools.partial(client.converse, **kwargs))
+        send = functools.partial(self.client.converse, **kwargs)  # client built here, once
+        # One attempt per pool job: the waits between attempts are awaited, not slept.
+        return await self._retrying_async(lambda: loop.run_in_executor(self._pool, send))
 
     # --- response -----------------------------------------------------------------------
 
     def _map_response(self, raw: Any) -> dict[str, Any]:
         if not isinstance(raw.get("output"), dict) or "stopReason" not in raw:
-            # botocore turns a body that is not JSON into an empty response, not an error.
-            raise ServerError(
-                "Bedrock sent a response with no output or stopReason", provider="bedrock"
-            )
+            from botocore.parsers import ResponseParserError
+
+            # botocore turns a body that is not JSON, or is empty, into an empty response
+            # rather than an error: raised as the parse error it is (mapped in _map_error).
+            raise ResponseParserError("the response has no output or stopReason")
         blocks = (raw["output"].get("message") or {}).get("content") or []
         text = "".join(b["text"] for b in blocks if isinstance(b, dict) and b.get("text"))
         reasoning = [
@@ -274,13 +288,19 @@ class AWSInterface(BaseLLMInterface):
 
     # --- streaming ----------------------------------------------------------------------
 
-    @contextmanager
-    def _open_stream(self, kwargs: dict[str, Any]) -> Iterator[_Events]:
+    def _start_stream(self, kwargs: dict[str, Any]) -> _Events:
+        """One attempt: the request, then its first event. Until that event arrives nothing
+        has reached the caller, so a failure may be retried."""
         events = _Events(self.client.converse_stream(**kwargs)["stream"])
         try:
-            yield events
-        finally:
+            events.prefetch()
+        except BaseException:
             events.close()
+            raise
+        return events
+
+    def _open_stream(self, kwargs: dict[str, Any]) -> _Events:
+        return self._retrying(lambda: self._start_stream(kwargs))
 
     @asynccontextmanager
     async def _open_stream_async(
@@ -288,13 +308,23 @@ class AWSInterface(BaseLLMInterface):
     ) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
         """The blocking event stream runs in the pool; its events reach the loop through an
         asyncio queue (``call_soon_threadsafe``), so the loop never waits on a socket."""
-        pump = _StreamPump(asyncio.get_running_loop())
         self.client  # noqa: B018 - built here, once, rather than in a pool thread
-        pump.start(self._pool, functools.partial(self._open_stream, kwargs))
+        events = await self._retrying_async(lambda: self._start_stream_async(kwargs))
+        pump = _StreamPump(asyncio.get_running_loop())
+        pump.start(self._pool, events)
         try:
             yield pump.events()
         finally:
             pump.stop()
+
+    async def _start_stream_async(self, kwargs: dict[str, Any]) -> _Events:
+        job = self._pool.submit(self._start_stream, kwargs)
+        try:
+            return await asyncio.wrap_future(job)
+        except asyncio.CancelledError:
+            # The attempt may still be running in its thread: whatever it opens is closed.
+            job.add_done_callback(_close_opened)
+            raise
 
     def _feed(self, acc: StreamAccumulator, chunk: Any) -> list[dict[str, Any]]:
         if "contentBlockDelta" in chunk:
@@ -500,7 +530,24 @@ def _map_client_error(exc: Any) -> ZerdaError:
     cls = _ERROR_CODES.get(code.lower())
     if cls is None:
         return error_from_status(status, message, "bedrock")
-    return cls(message, status_code=status, provider="bedrock")
+    # The status decides what is retried (DESIGN.md §5), whatever the code: a 424
+    # ModelErrorException is a server error, but not a retried one. In-stream exceptions
+    # carry no status: their type decides.
+    retryable = is_retryable_status(status) if status is not None else None
+    return cls(message, status_code=status, provider="bedrock", retryable=retryable)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """Bedrock's ``x-amz-retry-after`` (milliseconds), else ``Retry-After``."""
+    response = getattr(exc, "response", None)
+    if not isinstance(response, dict):
+        return None
+    headers = (response.get("ResponseMetadata") or {}).get("HTTPHeaders") or {}
+    headers = {str(k).lower(): v for k, v in headers.items()}  # botocore's are lower-case
+    try:
+        return float(headers["x-amz-retry-after"]) / 1000
+    except (KeyError, TypeError, ValueError):
+        return retry_after_from_headers(headers)
 
 
 def _map_transport_error(exc: BaseException) -> ZerdaError | None:
@@ -526,7 +573,9 @@ def _map_transport_error(exc: BaseException) -> ZerdaError | None:
 
     if isinstance(exc, ResponseParserError):
         return ServerError(
-            f"Bedrock sent a response that could not be parsed: {exc}", provider="bedrock"
+            f"Bedrock sent a response that could not be parsed: {exc}",
+            provider="bedrock",
+            retryable=False,  # not retried: the same request gets the same body
         )
     return None
 
@@ -535,13 +584,16 @@ def _map_transport_error(exc: BaseException) -> ZerdaError | None:
 
 
 class _Events:
-    """A converse-stream's events; closing it closes the HTTP response. A stream that ends
-    before ``messageStop`` was cut short: that is a connection error, not an answer."""
+    """A converse-stream's events; closing it (or leaving its ``with``) closes the HTTP
+    response. A stream that ends before ``messageStop`` was cut short: that is a connection
+    error, not an answer."""
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
+        self._events = self._checked()
+        self._first: list[dict[str, Any]] = []
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def _checked(self) -> Iterator[dict[str, Any]]:
         stopped = False
         for event in self._stream:
             stopped = stopped or "messageStop" in event
@@ -549,8 +601,29 @@ class _Events:
         if not stopped:
             raise ConnectionError("the Bedrock stream ended before messageStop", provider="bedrock")
 
+    def prefetch(self) -> None:
+        """Reads the first event now (it is still yielded first)."""
+        self._first = [next(self._events)]  # an empty stream raises ConnectionError here
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        first, self._first = self._first, []
+        yield from first
+        yield from self._events
+
+    def __enter__(self) -> _Events:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def close(self) -> None:
         self._stream.close()
+
+
+def _close_opened(job: Future[_Events]) -> None:
+    """Closes the stream a cancelled attempt opened after all."""
+    if not job.cancelled() and job.exception() is None:
+        job.result().close()
 
 
 def _feed_delta(acc: StreamAccumulator, event: dict[str, Any]) -> list[dict[str, Any]]:
@@ -606,8 +679,8 @@ class _StreamPump:
         self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._stopped = threading.Event()
 
-    def start(self, pool: ThreadPoolExecutor, open_stream: Callable[[], Any]) -> None:
-        pool.submit(self._run, open_stream)
+    def start(self, pool: ThreadPoolExecutor, events: _Events) -> None:
+        pool.submit(self._run, events)
 
     def _put(self, kind: str, item: Any) -> None:
         if self._stopped.is_set():
@@ -617,11 +690,9 @@ class _StreamPump:
         except RuntimeError:  # the loop closed while the stream was still running
             self._stopped.set()
 
-    def _run(self, open_stream: Callable[[], Any]) -> None:
-        if self._stopped.is_set():  # the consumer left before a pool thread was free
-            return
+    def _run(self, events: _Events) -> None:
         try:
-            with open_stream() as events:
+            with events:
                 for event in events:
                     if self._stopped.is_set():
                         return

@@ -28,7 +28,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
-from itertools import groupby, islice
+from itertools import chain, groupby, islice
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from zerda.llm._retry import backoff_delay, retry_after_from_headers
@@ -176,6 +176,8 @@ class GeminiInterface(BaseLLMInterface):
     # --- response -------------------------------------------------------------------------
 
     def _map_response(self, raw: Any) -> dict[str, Any]:
+        if _is_empty(raw):
+            raise _empty_error("body")
         candidate = _first_candidate(raw)
         parts = _candidate_parts(candidate)
         calls = parse_gemini_tool_calls({"candidates": [candidate] if candidate else []})
@@ -282,6 +284,9 @@ def _map_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if message["role"] == "assistant":
                 calls = message["tool_calls"]
             _append(contents, *_map_message(message))
+    if not contents:
+        # Checked here, as google-genai's own check is a bare ValueError.
+        raise InvalidRequestError("messages: Gemini needs at least one non-empty message")
     return contents
 
 
@@ -421,6 +426,23 @@ def _map_config(req: Request) -> dict[str, Any]:
 # --- response pieces ----------------------------------------------------------------------
 
 
+def _is_empty(raw: Any) -> bool:
+    """No candidates, no prompt feedback and no usage: nothing was answered (an empty body).
+    ``{"candidates": [], "usageMetadata": ...}`` is an answer, if an empty one."""
+    return not raw.candidates and raw.prompt_feedback is None and raw.usage_metadata is None
+
+
+def _empty_error(what: str) -> Exception:
+    """google-genai reads an empty 200 body (or stream) as {} where it refuses any other
+    non-JSON body: its own error for that, which _map_error makes a ServerError that is
+    not retried, chained to it."""
+    from google.genai import errors
+
+    return errors.UnknownApiResponseError(
+        f"the {what} is empty (no candidates, prompt feedback or usage)"
+    )
+
+
 def _first_candidate(raw: Any) -> Any:
     candidates = raw.candidates or []
     return candidates[0] if candidates else None
@@ -557,15 +579,25 @@ def _with_hook(client_args: Any, hook: Callable[[Any], Any]) -> dict[str, Any]:
 
 
 def _chain(first: list[Any], rest: Iterator[Any]) -> Iterator[Any]:
-    yield from first
-    yield from rest
+    """The chunks, then an error if none of them held anything (an empty stream)."""
+    answered = False
+    for chunk in chain(first, rest):
+        answered = answered or not _is_empty(chunk)
+        yield chunk
+    if not answered:
+        raise _empty_error("stream")
 
 
 async def _chain_async(first: list[Any], rest: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    answered = False
     for chunk in first:
+        answered = answered or not _is_empty(chunk)
         yield chunk
     async for chunk in rest:
+        answered = answered or not _is_empty(chunk)
         yield chunk
+    if not answered:
+        raise _empty_error("stream")
 
 
 def _feed_call(acc: StreamAccumulator, part: Any) -> list[Event]:

@@ -156,7 +156,9 @@ class MistralInterface(OpenAICompatInterface):
         error = _error_event(body)
         if error is not None:
             return _stream_error(error, _body_message(error) or "stream error", self.provider)
-        return ServerError(f"unexpected response: {exc.message[:500]}", provider=self.provider)
+        return ServerError(
+            f"unexpected response: {exc.message[:500]}", provider=self.provider, retryable=False
+        )
 
 
 def _error_event(body: Any) -> dict[str, Any] | None:

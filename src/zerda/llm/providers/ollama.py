@@ -2,8 +2,8 @@
 
 The SDK's ``Client`` / ``AsyncClient`` carry every request: host parsing (``base_url`` is
 its ``host``; ``OLLAMA_HOST`` when None), headers (``OLLAMA_API_KEY`` as a Bearer token),
-timeouts, HTTP errors as ``ollama.ResponseError`` and NDJSON stream splitting. The body is
-built here and sent through the client's ``_request`` rather than ``chat()``, because
+timeouts, HTTP errors as ``ollama.ResponseError``. The body is built here and sent
+through the client's ``_request`` (streams: its httpx client) rather than ``chat()``, because
 ``chat()`` validates it through pydantic models that silently drop what Zerda must keep:
 tool schemas lose nested ``properties``, ``anyOf``, ``minimum``, ``additionalProperties``;
 tool-call ``id``s are removed from responses and ``tool_call_id`` from requests; ``**native``
@@ -269,15 +269,15 @@ class OllamaInterface(BaseLLMInterface):
         body = {**kwargs, "stream": True}
 
         def start() -> tuple[Generator[dict[str, Any], None, None], Any]:
-            # The SDK sends the request on the first next(): retried until a chunk arrives.
-            chunks = self.client._request(dict, "POST", CHAT_PATH, json=body, stream=True)
+            # The request is sent on the first next(): retried until a chunk arrives.
+            chunks = _stream_chunks(self.client, self.sdk, body)
             return chunks, next(chunks, None)
 
         chunks, first = self._retrying(start)
         try:
             yield _until_done(first, chunks)
         finally:
-            chunks.close()  # leaves the SDK's `with client.stream(...)`: closes the response
+            chunks.close()  # leaves _stream_chunks' `with client.stream(...)`: closes it
 
     @asynccontextmanager
     async def _open_stream_async(
@@ -286,9 +286,7 @@ class OllamaInterface(BaseLLMInterface):
         body = {**kwargs, "stream": True}
 
         async def start() -> tuple[AsyncGenerator[dict[str, Any], None], Any]:
-            chunks = await self.async_client._request(
-                dict, "POST", CHAT_PATH, json=body, stream=True
-            )
+            chunks = _stream_chunks_async(self.async_client, self.sdk, body)
             return chunks, await anext(chunks, None)
 
         chunks, first = await self._retrying_async(start)
@@ -351,6 +349,88 @@ def _response_error(exc: Any, provider: str) -> ZerdaError:
     if exc.status_code is None or exc.status_code < 0:
         return ServerError(message, provider=provider, retryable=False)
     return error_from_status(exc.status_code, message, provider)
+
+
+# --- stream reading ----------------------------------------------------------------------
+#
+# The SDK's own streaming (``_request(..., stream=True)``) splits the NDJSON body with
+# httpx's iter_lines, which also breaks lines at U+0085, U+2028 and U+2029: a text or an
+# argument holding one unescaped (valid JSON) is cut in two and the stream fails. Here the
+# SDK's HTTP client (host, headers, timeout) sends the request and its ResponseError
+# reports failures, but the body is split on b"\n" alone.
+
+
+class _LineSplitter:
+    """NDJSON lines from byte chunks, split on b"\n" only; blank lines are skipped."""
+
+    def __init__(self) -> None:
+        self._pending: list[bytes] = []  # the start of a line not yet ended
+
+    def feed(self, data: bytes) -> list[bytes]:
+        *ended, rest = data.split(b"\n")
+        if ended:
+            ended[0] = b"".join([*self._pending, ended[0]])
+            self._pending = []
+        if rest:
+            self._pending.append(rest)
+        return [line for line in ended if line.strip()]
+
+    def flush(self) -> list[bytes]:
+        """The last line, when the body did not end with a newline."""
+        line, self._pending = b"".join(self._pending), []
+        return [line] if line.strip() else []
+
+
+def _raise_for_status(response: Any, sdk: Any) -> None:
+    """The SDK's ResponseError for an HTTP error status, raised (as the SDK does) while
+    httpx's HTTPStatusError is handled: it stays the __context__ that _retry_after reads."""
+    import httpx
+
+    try:
+        response.raise_for_status()
+    except httpx.HTTPStatusError as exc:
+        raise sdk.ResponseError(exc.response.text, exc.response.status_code) from None
+
+
+def _parse_line(line: bytes, sdk: Any) -> dict[str, Any]:
+    part = json.loads(line)
+    if not isinstance(part, dict):
+        raise ServerError(
+            f"Ollama sent a stream line that is not an object: {line[:80]!r}", retryable=False
+        )
+    if part.get("error"):
+        raise sdk.ResponseError(part["error"])  # a failure after the stream began
+    return part
+
+
+def _stream_chunks(
+    client: Any, sdk: Any, body: dict[str, Any]
+) -> Generator[dict[str, Any], None, None]:
+    with client._client.stream("POST", CHAT_PATH, json=body) as response:
+        if not response.is_success:
+            response.read()
+            _raise_for_status(response, sdk)
+        lines = _LineSplitter()
+        for data in response.iter_bytes():
+            for line in lines.feed(data):
+                yield _parse_line(line, sdk)
+        for line in lines.flush():
+            yield _parse_line(line, sdk)
+
+
+async def _stream_chunks_async(
+    client: Any, sdk: Any, body: dict[str, Any]
+) -> AsyncGenerator[dict[str, Any], None]:
+    async with client._client.stream("POST", CHAT_PATH, json=body) as response:
+        if not response.is_success:
+            await response.aread()
+            _raise_for_status(response, sdk)
+        lines = _LineSplitter()
+        async for data in response.aiter_bytes():
+            for line in lines.feed(data):
+                yield _parse_line(line, sdk)
+        for line in lines.flush():
+            yield _parse_line(line, sdk)
 
 
 def _incomplete() -> ConnectionError:
