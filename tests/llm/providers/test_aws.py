@@ -21,6 +21,7 @@ from zerda.llm.errors import (
     RateLimitError,
     ServerError,
 )
+from zerda.llm.providers import aws
 from zerda.llm.providers.aws import AWSInterface, _map_messages, _map_tool_output
 from zerda.testing import MockLLMServer
 
@@ -228,7 +229,7 @@ def test_api_key_is_refused_with_guidance() -> None:
 def test_client_config_from_options(server: MockLLMServer) -> None:
     llm = make(server, max_retries=3, timeout=7.5, pool_size=80)
     config = llm.client.meta.config
-    assert config.retries == {"total_max_attempts": 4, "mode": "standard"}
+    assert config.retries == {"total_max_attempts": 1, "mode": "standard"}  # Zerda retries
     assert (config.read_timeout, config.connect_timeout) == (7.5, 7.5)
     assert config.max_pool_connections == 80
     assert llm.client.meta.endpoint_url == server.base_url("bedrock")
@@ -826,7 +827,7 @@ def test_recorded_exchange(
         (408, "ModelTimeoutException", "timeout", True),
         (500, "InternalServerException", "server", True),
         (503, "ServiceUnavailableException", "server", True),
-        (424, "ModelErrorException", "server", True),
+        (424, "ModelErrorException", "server", False),  # a status §5 does not retry
         (401, None, "invalid_request", False),  # the mock's default code for a 4xx
     ],
 )
@@ -856,20 +857,140 @@ def test_client_errors(
     }
 
 
+# --- retries (Zerda's: botocore's are off) -----------------------------------------------------
+
+
+@pytest.fixture
+def short_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Backoff without a Retry-After starts at ~10 ms instead of 0.5 s."""
+    monkeypatch.setattr("zerda.llm._retry.INITIAL_RETRY_DELAY", 0.01)
+
+
+def attempts(server: MockLLMServer) -> int:
+    return len(server.requests_for("bedrock"))
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "kind"),
+    [
+        (408, "ModelTimeoutException", "timeout"),
+        (409, "ConflictException", "unknown"),
+        (429, "ThrottlingException", "rate_limit"),
+        (500, "InternalServerException", "server"),
+        (502, None, "server"),
+        (503, "ServiceUnavailableException", "server"),
+    ],
+)
+def test_retryable_status_is_retried_max_retries_times(
+    server: MockLLMServer, status: int, code: str | None, kind: str
+) -> None:
+    llm = make(server, max_retries=2)
+    for _ in range(4):
+        server.enqueue_error(status, "bedrock", message="again", error_type=code, retry_after=0.01)
+    error = llm.generate("q")["error"]
+    assert error == {
+        "type": kind,
+        "message": f"{code or 'InternalServerException'}: again",
+        "status_code": status,
+        "provider": "bedrock",
+        "retryable": True,
+    }
+    assert (attempts(server), server.pending("bedrock")) == (3, 1)
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [
+        (400, "ValidationException"),
+        (403, "AccessDeniedException"),
+        (404, "ResourceNotFoundException"),
+        (424, "ModelErrorException"),
+        (400, "ServiceQuotaExceededException"),
+    ],
+)
+def test_other_statuses_are_not_retried(server: MockLLMServer, status: int, code: str) -> None:
+    llm = make(server, max_retries=2)
+    server.enqueue_error(status, "bedrock", error_type=code)
+    server.enqueue("bedrock", text="not reached")
+    error = llm.generate("q")["error"]
+    assert (error["status_code"], error["retryable"]) == (status, False)
+    assert (attempts(server), server.pending("bedrock")) == (1, 1)
+
+
 def test_throttling_is_retried_then_succeeds(server: MockLLMServer) -> None:
     llm = make(server, max_retries=2)
     server.enqueue_error(429, "bedrock", message="slow down", retry_after=0.05)
     server.enqueue("bedrock", text="finally")
     assert llm.generate("q")["content"] == "finally"
-    assert len(server.requests_for("bedrock")) == 2
+    assert attempts(server) == 2
 
 
-def test_server_error_retried_up_to_max_retries(server: MockLLMServer) -> None:
+def test_aws_max_attempts_is_ignored(
+    server: MockLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "5")
+    monkeypatch.setenv("AWS_RETRY_MODE", "adaptive")
     llm = make(server, max_retries=1)
     for _ in range(3):
         server.enqueue_error(500, "bedrock", retry_after=0.01)
     assert llm.generate("q")["error"]["type"] == "server"
-    assert len(server.requests_for("bedrock")) == 2
+    assert attempts(server) == 2
+
+
+@pytest.mark.usefixtures("short_backoff")
+def test_x_amz_retry_after_is_honoured(server: MockLLMServer) -> None:
+    """The mock sends Bedrock's ``x-amz-retry-after`` (ms); the backoff alone is ~10 ms."""
+    llm = make(server, max_retries=1)
+    server.enqueue_error(429, "bedrock", retry_after=0.25)
+    server.enqueue("bedrock", text="waited")
+    start = time.perf_counter()
+    assert llm.generate("q")["content"] == "waited"
+    assert time.perf_counter() - start >= 0.24
+
+
+@pytest.mark.usefixtures("short_backoff")
+def test_retry_after_header_is_honoured(server: MockLLMServer) -> None:
+    llm = make(server, max_retries=1)
+    headers = {
+        "content-type": "application/json",
+        "x-amzn-errortype": "ServiceUnavailableException",
+        "retry-after": "0.25",
+    }
+    server.enqueue_raw(503, {"message": "busy"}, headers, provider="bedrock")
+    server.enqueue("bedrock", text="waited")
+    start = time.perf_counter()
+    assert llm.generate("q")["content"] == "waited"
+    assert time.perf_counter() - start >= 0.24
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"x-amz-retry-after": "1500"}, 1.5),
+        ({"x-amz-retry-after": "250", "retry-after": "7"}, 0.25),  # Bedrock's own first
+        ({"retry-after": "3"}, 3.0),
+        ({"retry-after-ms": "40"}, 0.04),
+        ({"x-amz-retry-after": "soon", "retry-after": "2"}, 2.0),
+        ({}, None),
+    ],
+)
+def test_retry_after_headers(headers: dict[str, str], seconds: float | None) -> None:
+    from botocore.exceptions import ClientError
+
+    response: Any = {
+        "Error": {"Code": "ThrottlingException", "Message": "slow"},
+        "ResponseMetadata": {"HTTPStatusCode": 429, "HTTPHeaders": headers},
+    }
+    assert aws._retry_after(ClientError(response, "Converse")) == seconds
+
+
+@pytest.mark.usefixtures("short_backoff")
+def test_timeout_is_retried(server: MockLLMServer) -> None:
+    llm = make(server, max_retries=1, timeout=0.2)
+    server.enqueue("bedrock", text="late", delay=0.6)
+    server.enqueue("bedrock", text="in time")
+    assert llm.generate("q")["content"] == "in time"
+    assert attempts(server) == 2
 
 
 def test_timeout(server: MockLLMServer) -> None:
@@ -884,11 +1005,37 @@ def test_dropped_connection(server: MockLLMServer, llm: AWSInterface) -> None:
     assert llm.generate("q")["error"]["type"] == "connection"
 
 
+@pytest.mark.usefixtures("short_backoff")
+def test_dropped_connection_is_retried_max_retries_times(server: MockLLMServer) -> None:
+    llm = make(server, max_retries=2)
+    for _ in range(3):
+        server.enqueue_fault("drop", "bedrock")
+    server.enqueue("bedrock", text="reconnected")
+    assert llm.generate("q")["error"]["type"] == "connection"
+    assert attempts(server) == 3
+    assert llm.generate("q")["content"] == "reconnected"
+
+
 @pytest.mark.parametrize("kind", ["malformed", "empty"])
-def test_malformed_body(server: MockLLMServer, llm: AWSInterface, kind: Any) -> None:
+def test_broken_body_is_a_server_error_not_retried(server: MockLLMServer, kind: Any) -> None:
+    from botocore.parsers import ResponseParserError
+
+    llm = make(server, max_retries=2)
+    server.enqueue_fault(kind, "bedrock")
     server.enqueue_fault(kind, "bedrock")
     error = llm.generate("q")["error"]
-    assert error["type"] == "server"
+    assert error == {
+        "type": "server",
+        "message": "Bedrock sent a response that could not be parsed: "
+        "the response has no output or stopReason",
+        "status_code": None,
+        "provider": "bedrock",
+        "retryable": False,
+    }
+    assert (attempts(server), server.pending("bedrock")) == (1, 1)
+    with pytest.raises(ServerError) as info:
+        llm.generate("q", raise_errors=True)
+    assert isinstance(info.value.__cause__, ResponseParserError)
 
 
 def test_raise_errors_gives_typed_chained_exception(server: MockLLMServer) -> None:
@@ -960,6 +1107,37 @@ async def test_generate_async_does_not_block_the_loop(
     task.cancel()
     assert result["content"] == "slow"
     assert ticks >= 10
+
+
+@pytest.mark.usefixtures("short_backoff")
+async def test_generate_async_retries_like_generate(server: MockLLMServer) -> None:
+    llm = make(server, max_retries=2)
+    server.enqueue_fault("drop", "bedrock")
+    server.enqueue_error(409, "bedrock", error_type="ConflictException", retry_after=0.01)
+    server.enqueue("bedrock", text="third")
+    assert (await llm.generate_async("q"))["content"] == "third"
+    assert attempts(server) == 3
+    server.enqueue_error(400, "bedrock")
+    assert (await llm.generate_async("q"))["error"]["retryable"] is False
+    assert attempts(server) == 4
+
+
+async def test_async_retry_waits_without_holding_a_pool_thread(server: MockLLMServer) -> None:
+    """With one pool thread, a call waiting 0.4 s to retry leaves it free for another."""
+    llm = make(server, max_retries=1, pool_size=1)
+    server.enqueue_error(503, "bedrock", retry_after=0.4)
+    server.set_default("bedrock", text="ok")
+    llm.client  # noqa: B018 - built before the clock starts
+    start = time.perf_counter()
+    waiting = asyncio.create_task(llm.generate_async("q"))
+    await asyncio.sleep(0)  # its first attempt is submitted first
+    other = await llm.generate_async("q")
+    other_elapsed = time.perf_counter() - start
+    assert (await waiting)["content"] == "ok"
+    assert other["content"] == "ok"
+    assert other_elapsed < 0.3
+    assert time.perf_counter() - start >= 0.39
+    assert attempts(server) == 3
 
 
 async def test_64_concurrent_calls_run_in_the_interface_pool(server: MockLLMServer) -> None:

@@ -363,6 +363,91 @@ def test_bad_input_sends_nothing(server: MockLLMServer, llm: AWSInterface) -> No
     assert server.requests == []
 
 
+# --- retries ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def retrying(server: MockLLMServer, monkeypatch: pytest.MonkeyPatch) -> AWSInterface:
+    """An interface that retries twice, with ~10 ms backoff when no Retry-After is sent."""
+    monkeypatch.setattr("zerda.llm._retry.INITIAL_RETRY_DELAY", 0.01)
+    return AWSInterface(MODEL, max_retries=2, **server.client_options("bedrock"))
+
+
+def attempts(server: MockLLMServer) -> int:
+    return len(server.requests_for("bedrock"))
+
+
+def enqueue_failures_then_text(server: MockLLMServer) -> None:
+    server.enqueue_fault("drop", "bedrock")
+    server.enqueue_error(503, "bedrock", message="busy", retry_after=0.01)
+    server.enqueue("bedrock", text="third time", fragments=3)
+
+
+def test_a_stream_is_retried_before_its_first_event(
+    server: MockLLMServer, retrying: AWSInterface
+) -> None:
+    enqueue_failures_then_text(server)
+    events = list(retrying.stream("q"))
+    assert texts(events) == ["thir", "d ti", "me"]
+    assert done(events)["content"] == "third time"
+    assert attempts(server) == 3
+
+
+async def test_an_async_stream_is_retried_before_its_first_event(
+    server: MockLLMServer, retrying: AWSInterface
+) -> None:
+    enqueue_failures_then_text(server)
+    events = await collect_async(retrying, "q")
+    assert texts(events) == ["thir", "d ti", "me"]
+    assert done(events)["content"] == "third time"
+    assert attempts(server) == 3
+
+
+def test_an_empty_stream_is_retried(server: MockLLMServer, retrying: AWSInterface) -> None:
+    """A 200 with no event at all handed nothing to the caller: retrying is safe."""
+    server.enqueue_raw(
+        200, b"", {"content-type": "application/vnd.amazon.eventstream"}, provider="bedrock"
+    )
+    server.enqueue("bedrock", text="full")
+    assert done(list(retrying.stream("q")))["content"] == "full"
+    assert attempts(server) == 2
+
+
+def test_retries_stop_at_max_retries(server: MockLLMServer, retrying: AWSInterface) -> None:
+    for _ in range(4):
+        server.enqueue_error(429, "bedrock", message="slow", retry_after=0.01)
+    events = list(retrying.stream("q"))
+    assert len(events) == 1
+    error_done(events, "rate_limit", None)
+    assert (attempts(server), server.pending("bedrock")) == (3, 1)
+
+
+def test_a_stream_is_not_retried_after_its_first_event(
+    server: MockLLMServer, retrying: AWSInterface
+) -> None:
+    server.enqueue("bedrock", text="partial text here", fragments=4, cut_after=3)
+    server.enqueue(
+        "bedrock",
+        text="so far",
+        fragments=2,
+        stream_error={"status": 503, "message": "oops"},
+        cut_after=3,
+    )
+    server.enqueue("bedrock", text="not reached")
+    error_done(list(retrying.stream("q")), "connection", "partial te")
+    error_done(list(retrying.stream("q")), "server", "so far")
+    assert (attempts(server), server.pending("bedrock")) == (2, 1)
+
+
+def test_a_client_error_before_the_stream_is_not_retried(
+    server: MockLLMServer, retrying: AWSInterface
+) -> None:
+    server.enqueue_error(400, "bedrock", message="bad")
+    server.enqueue("bedrock", text="not reached")
+    error_done(list(retrying.stream("q")), "invalid_request", None)
+    assert (attempts(server), server.pending("bedrock")) == (1, 1)
+
+
 # --- closing -----------------------------------------------------------------------------------
 
 
@@ -412,6 +497,24 @@ async def test_breaking_out_async_closes_the_response(
     assert closes == [1]
     server.enqueue("bedrock", text="next")
     assert done(await collect_async(llm, "q"))["content"] == "next"
+
+
+async def test_cancelled_while_connecting_closes_the_response(
+    server: MockLLMServer, llm: AWSInterface, closes: list[int]
+) -> None:
+    """Cancelled while its first attempt waits in a pool thread: the stream that attempt
+    opens afterwards is closed, not leaked."""
+    server.enqueue("bedrock", text="too late", delay=0.2)
+    task = asyncio.create_task(collect_async(llm, "q"))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(100):
+        if closes:
+            break
+        await asyncio.sleep(0.01)
+    assert closes == [1]
 
 
 async def test_stream_async_does_not_block_the_loop(
