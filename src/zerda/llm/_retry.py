@@ -7,8 +7,6 @@ elapsed time, not a count). Backoff matches the Stainless SDKs (openai, anthropi
 from __future__ import annotations
 
 import random
-from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 INITIAL_RETRY_DELAY = 0.5
@@ -29,6 +27,10 @@ def retry_after_from_headers(headers: Any) -> float | None:
         try:
             return float(value)
         except ValueError:
+            # An HTTP date is rare; its parser is not worth loading at import time.
+            from datetime import datetime, timezone
+            from email.utils import parsedate_to_datetime
+
             moment = parsedate_to_datetime(value)
             return (moment - datetime.now(timezone.utc)).total_seconds()
     except (TypeError, ValueError):

@@ -188,10 +188,8 @@ class BaseLLMInterface:
     sdk_module: ClassVar[str] = ""  # imported at construction, so a missing SDK fails early
     sdk_package: ClassVar[str] = ""
     extra: ClassVar[str] = ""
-    default_model: ClassVar[str | None] = None
     # Capabilities as data (STYLE.md): the rules each provider imposes on requests.
     tool_name_pattern: ClassVar[str | None] = r"^[a-zA-Z0-9_-]{1,64}$"
-    supports_tool_choice: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -205,7 +203,7 @@ class BaseLLMInterface:
         raise_errors: bool = False,
         **options: Any,
     ) -> None:
-        self.model = model or self.default_model
+        self.model = model
         if not self.model:
             raise ValueError(f"{type(self).__name__} needs a model")
         self.sdk = (

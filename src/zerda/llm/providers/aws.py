@@ -12,7 +12,6 @@ botocore's standard mode skips 408 and 409. See docs/providers/bedrock.md.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import functools
 import hashlib
@@ -43,6 +42,8 @@ from zerda.llm.errors import (
 from zerda.llm.tools import parse_bedrock_tool_calls, to_bedrock_tools
 
 if TYPE_CHECKING:
+    import asyncio
+
     from zerda.llm._stream import StreamAccumulator
 
 DEFAULT_POOL_SIZE = 64
@@ -245,6 +246,8 @@ class AWSInterface(BaseLLMInterface):
         return self._retrying(lambda: self.client.converse(**kwargs))
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
+        import asyncio  # loaded by now: this runs on an event loop; kept out of import time
+
         loop = asyncio.get_running_loop()
         send = functools.partial(self.client.converse, **kwargs)  # client built here, once
         # One attempt per pool job: the waits between attempts are awaited, not slept.
@@ -310,7 +313,7 @@ class AWSInterface(BaseLLMInterface):
         asyncio queue (``call_soon_threadsafe``), so the loop never waits on a socket."""
         self.client  # noqa: B018 - built here, once, rather than in a pool thread
         events = await self._retrying_async(lambda: self._start_stream_async(kwargs))
-        pump = _StreamPump(asyncio.get_running_loop())
+        pump = _StreamPump()
         pump.start(self._pool, events)
         try:
             yield pump.events()
@@ -318,6 +321,8 @@ class AWSInterface(BaseLLMInterface):
             pump.stop()
 
     async def _start_stream_async(self, kwargs: dict[str, Any]) -> _Events:
+        import asyncio
+
         job = self._pool.submit(self._start_stream, kwargs)
         try:
             return await asyncio.wrap_future(job)
@@ -674,8 +679,10 @@ def _close_reasoning(acc: StreamAccumulator, index: Any) -> None:
 class _StreamPump:
     """Runs a blocking event stream in a pool thread and hands its events to the loop."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+    def __init__(self) -> None:
+        import asyncio  # created on the running loop
+
+        self._loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._stopped = threading.Event()
 

@@ -190,7 +190,6 @@ class OllamaInterface(BaseLLMInterface):
     sdk_module: ClassVar[str] = "ollama"
     sdk_package: ClassVar[str] = "ollama"
     extra: ClassVar[str] = "ollama"
-    supports_tool_choice: ClassVar[bool] = False
 
     def __init__(
         self, model: str | None = None, *, async_client: Any = None, **kwargs: Any
