@@ -22,7 +22,7 @@ DEMO_MODELS = {
     "groq": "llama-3.3-70b-versatile",
     "mistral": "mistral-small-latest",
     "ollama": "llama3.2",
-    "anthropic": "claude-sonnet-4-5",
+    "anthropic": "claude-sonnet-4-6",
     "bedrock": "anthropic.claude-3-5-sonnet-20240620-v1:0",
     "gemini": "gemini-2.5-flash",
 }

@@ -76,7 +76,7 @@ def _ollama(client: Any, fixture: dict[str, Any]) -> None:
 
 def _anthropic(client: Any, fixture: dict[str, Any]) -> None:
     stream = bool(fixture.get("streaming"))
-    model = fixture.get("model") or "claude-sonnet-4-5"
+    model = fixture.get("model") or "claude-sonnet-4-6"
     result = client.messages.create(model=model, max_tokens=64, messages=MESSAGES, stream=stream)
     if stream:
         list(result)
