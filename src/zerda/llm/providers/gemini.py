@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import builtins
+import functools
 import json
 import re
 import sys
@@ -380,7 +381,16 @@ def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def _map_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
-    return to_gemini_tools(tools)
+    if not tools:
+        return None
+    # The schema adaptation costs ~60 µs a tool and the same tools come back every turn; the
+    # result is only read (the SDK's config model copies it), so sharing it is safe.
+    return _adapted_tools(json.dumps(tools, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _adapted_tools(tools_json: str) -> list[dict[str, Any]] | None:
+    return to_gemini_tools(json.loads(tools_json))
 
 
 def _map_tool_choice(choice: str | dict[str, str] | None) -> dict[str, Any] | None:
