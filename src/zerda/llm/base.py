@@ -266,6 +266,17 @@ class BaseLLMInterface:
                 provider=self.provider,
             )
 
+    def _client_kwargs(self) -> dict[str, Any]:
+        """Constructor arguments in the shape the Stainless SDKs (openai, groq, anthropic)
+        take: Zerda's options, then any other option given to the interface
+        (``default_headers``, ``http_client``...). Other SDKs override this."""
+        kwargs: dict[str, Any] = {"api_key": self.api_key, "max_retries": self.max_retries}
+        if self.base_url is not None:
+            kwargs["base_url"] = self.base_url
+        if self.timeout is not None:
+            kwargs["timeout"] = self.timeout
+        return {**kwargs, **self.options}
+
     def _make_client(self) -> Any:
         raise NotImplementedError
 

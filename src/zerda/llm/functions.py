@@ -2,8 +2,9 @@
 
 ``tools=`` accepts, mixed in one list, unified dicts, OpenAI-style
 ``{"type": "function", "function": {...}}`` dicts, Python functions (sync or async) and
-pydantic model classes. :func:`normalize_tools` turns such a list into unified dicts
-``{"name", "description", "parameters"}``; the tool loop uses :func:`callable_registry` to
+pydantic model classes. :func:`zerda.llm.base.normalize_tools` turns such a list into
+unified dicts ``{"name", "description", "parameters"}`` (functions and models through
+:func:`to_tool`); the tool loop uses :func:`callable_registry` to
 find the function behind a call and :func:`validate_arguments` to check what the model sent.
 
 Rules for functions (see docs/tools-from-python.md):
@@ -39,7 +40,6 @@ from pydantic.fields import FieldInfo
 
 __all__ = [
     "callable_registry",
-    "normalize_tools",
     "to_tool",
     "tool_from_function",
     "tool_from_model",
@@ -109,34 +109,9 @@ def tool_from_model(model: type[pydantic.BaseModel]) -> dict[str, Any]:
     return _copy_json(_cached_model_tool(model))
 
 
-def normalize_tools(tools: list[Any] | None) -> list[dict[str, Any]] | None:
-    """Return ``tools`` as new unified dicts; ``None`` stays ``None``.
-
-    Unified dicts are copied unchanged (``parameters`` or ``input_schema`` alike); OpenAI-style
-    dicts are unwrapped; functions go through :func:`tool_from_function`, pydantic model
-    classes through :func:`tool_from_model`. Raises ValueError naming the index of an item
-    that is none of these, that cannot be converted, or whose name repeats an earlier one.
-    """
-    if tools is None:
-        return None
-    if not isinstance(tools, (list, tuple)):
-        raise ValueError(f"tools must be a list, got {type(tools).__name__}")
-    result: list[dict[str, Any]] = []
-    seen: dict[str, int] = {}
-    for index, item in enumerate(tools):
-        tool = _normalize_item(item, index)
-        name = tool["name"]
-        if name in seen:
-            raise ValueError(
-                f"tools[{index}]: duplicate tool name {name!r} (already used by tools[{seen[name]}])"
-            )
-        seen[name] = index
-        result.append(tool)
-    return result
-
-
 def to_tool(item: Any, index: int | None = None) -> dict[str, Any]:
-    """Return the unified tool dict for one ``tools=`` item (as :func:`normalize_tools` does).
+    """Return the unified tool dict for a function or a pydantic model class given in
+    ``tools=`` (dicts are handled by :func:`zerda.llm.base.normalize_tools`, which calls this).
 
     ``index`` (the item's position in ``tools``) prefixes error messages: ``tools[2]: ...``.
     """
@@ -463,7 +438,7 @@ def _without_titles(schema: Any) -> Any:
     return result
 
 
-# --- normalize_tools helpers --------------------------------------------------------------
+# --- to_tool helpers --------------------------------------------------------------
 
 
 def _is_function_tool(item: Any) -> bool:
@@ -473,8 +448,6 @@ def _is_function_tool(item: Any) -> bool:
 def _normalize_item(item: Any, index: int | None) -> dict[str, Any]:
     where = "tool" if index is None else f"tools[{index}]"
     try:
-        if isinstance(item, dict):
-            return _tool_from_dict(item)
         if _is_model_class(item):
             return tool_from_model(item)
         if _is_function_tool(item):
@@ -485,36 +458,6 @@ def _normalize_item(item: Any, index: int | None) -> dict[str, Any]:
         f"{where}: expected a tool dict, an OpenAI-style tool dict, a function or a "
         f"pydantic model class, got {_short_repr(item)} ({type(item).__name__})"
     )
-
-
-def _tool_from_dict(item: dict[str, Any]) -> dict[str, Any]:
-    if item.get("type") == "function" and "function" in item:
-        return _tool_from_openai_dict(item["function"])
-    if "name" not in item:
-        raise ValueError(
-            "tool dict has no 'name'; expected {'name', 'description', 'parameters'} or "
-            "{'type': 'function', 'function': {'name', ...}}"
-        )
-    _check_name(item["name"])
-    return copy.deepcopy(item)
-
-
-def _tool_from_openai_dict(function: Any) -> dict[str, Any]:
-    if not isinstance(function, dict):
-        raise ValueError("OpenAI-style tool: 'function' must be a dict")
-    _check_name(function.get("name"))
-    return {
-        "name": function["name"],
-        "description": function.get("description") or "",
-        "parameters": copy.deepcopy(
-            function.get("parameters") or {"type": "object", "properties": {}}
-        ),
-    }
-
-
-def _check_name(name: Any) -> None:
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"tool name must be a non-empty string, got {name!r}")
 
 
 # --- validation helpers -------------------------------------------------------------------

@@ -226,16 +226,6 @@ class OpenAICompatInterface(BaseLLMInterface):
 
     # --- clients ---
 
-    def _client_kwargs(self) -> dict[str, Any]:
-        """The SDK client's constructor arguments: Zerda's options, then any other
-        constructor option given to the interface (``default_headers``, ``http_client``...)."""
-        kwargs: dict[str, Any] = {"api_key": self.api_key, "max_retries": self.max_retries}
-        if self.base_url is not None:
-            kwargs["base_url"] = self.base_url
-        if self.timeout is not None:
-            kwargs["timeout"] = self.timeout
-        return {**kwargs, **self.options}
-
     def _make_client(self) -> Any:
         return getattr(self.sdk, self.client_class)(**self._client_kwargs())
 

@@ -100,14 +100,6 @@ class AnthropicInterface(BaseLLMInterface):
 
     # --- clients --------------------------------------------------------------------------
 
-    def _client_kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"api_key": self.api_key, "max_retries": self.max_retries}
-        if self.base_url is not None:
-            kwargs["base_url"] = self.base_url
-        if self.timeout is not None:
-            kwargs["timeout"] = self.timeout
-        return {**kwargs, **self.options}
-
     def _make_client(self) -> Any:
         return self.sdk.Anthropic(**self._client_kwargs())  # type: ignore[union-attr]
 
