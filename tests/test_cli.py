@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from zerda.cli import main
-from zerda.llm.providers import PROVIDERS
+from zerda.llm.registry import NAMES as PROVIDERS
 from zerda.testing import MockLLMServer
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from zerda.llm import registry
 from zerda.llm.base import BaseLLMInterface
 from zerda.testing import MockLLMServer
 
@@ -45,7 +46,7 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> Any:
             if kwargs.get("client") is None and "127.0.0.1" not in (kwargs.get("base_url") or ""):
                 # An AWS profile named in an example does not exist here.
                 kwargs = {k: v for k, v in kwargs.items() if k != "profile"}
-                kwargs.update(server.client_options(self.provider))
+                kwargs.update(server.client_options(kwargs.get("provider") or self.provider))
             original(self, *args, **kwargs)
 
         monkeypatch.setattr(BaseLLMInterface, "__init__", init)
@@ -96,3 +97,36 @@ def test_every_doc_page_is_linked_from_another_page() -> None:
     for page in PAGES[1:]:
         others = " ".join(p.read_text() for p in PAGES if p != page)
         assert page.name in others, f"{page.relative_to(ROOT)} is linked from no other page"
+
+
+GENERATED = re.compile(r"<!-- registry:(\w+)[^>]*-->\n(.*?)\n<!-- /registry -->", re.S)
+
+
+def test_docs_tables_are_the_registry() -> None:
+    # The docs' provider tables are generated from the registry: a row added, or a trait
+    # changed, without the docs following fails here (paste the expected table).
+    found = {}
+    for page in PAGES:
+        for match in GENERATED.finditer(page.read_text()):
+            found[match.group(1)] = match.group(2)
+            expected = registry.DOCS_TABLES[match.group(1)]()
+            assert match.group(2) == expected, f"{page.name}: regenerate the table:\n{expected}"
+    assert set(found) == set(registry.DOCS_TABLES)
+
+
+LINK = re.compile(r"\]\(([^)#\s]+)(#[^)]*)?\)")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_docs_stand_on_their_own(page: Path) -> None:
+    # A reader has the repository, not the project's working notes: no link or mention may
+    # lead outside it.
+    text = page.read_text()
+    for outside in ("DESIGN.md", "DESIGN §", "shared/fixtures", "../shared"):
+        assert outside not in text, f"{page.name} mentions {outside!r}"
+    for target, _ in LINK.findall(text):
+        if "://" in target or target.startswith("mailto:"):
+            continue
+        resolved = (page.parent / target).resolve()
+        assert resolved.is_relative_to(ROOT), f"{page.name} links outside the repo: {target}"
+        assert resolved.exists(), f"{page.name} links to a missing file: {target}"

@@ -15,17 +15,7 @@ from typing import Any
 
 import click
 
-from zerda.llm.providers import PROVIDERS, canonical_name
-
-DEMO_MODELS = {
-    "openai": "gpt-4o-mini",
-    "groq": "llama-3.3-70b-versatile",
-    "mistral": "mistral-small-latest",
-    "ollama": "llama3.2",
-    "anthropic": "claude-sonnet-4-6",
-    "bedrock": "anthropic.claude-3-5-sonnet-20240620-v1:0",
-    "gemini": "gemini-2.5-flash",
-}
+from zerda.llm import registry
 
 
 def _fail(message: str) -> None:
@@ -33,9 +23,9 @@ def _fail(message: str) -> None:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="zerda")
+@click.version_option(package_name="zerda-llm")
 def main() -> None:
-    """Zerda: one way to call LLMs with tools on seven providers."""
+    """Zerda: one way to call LLMs with tools on every provider."""
 
 
 # --- demo ---------------------------------------------------------------------------
@@ -60,7 +50,7 @@ def _native_tools(provider: str, body: Any) -> Any:
     """The tool definitions as the provider's SDK put them on the wire."""
     if not isinstance(body, dict):
         return None
-    return body.get("toolConfig") if provider == "bedrock" else body.get("tools")
+    return body.get("toolConfig") if registry.get(provider).wire == "bedrock" else body.get("tools")
 
 
 def _demo_one(server: Any, provider: str) -> dict[str, Any]:
@@ -69,7 +59,10 @@ def _demo_one(server: Any, provider: str) -> dict[str, Any]:
     server.enqueue(provider, tool_calls=[{"name": "get_weather", "arguments": {"city": "Paris"}}])
     server.enqueue(provider, text="It is 18 °C and sunny in Paris.")
     llm = create_interface(
-        provider, model=DEMO_MODELS[provider], max_retries=0, **server.client_options(provider)
+        provider,
+        model=registry.get(provider).demo_model,
+        max_retries=0,
+        **server.client_options(provider),
     )
     result = llm.run("What's the weather in Paris?", tools=[get_weather])
     first = server.requests_for(provider)[0]
@@ -82,14 +75,17 @@ def _demo_one(server: Any, provider: str) -> dict[str, Any]:
 @main.command()
 @click.option("--provider", "providers", multiple=True, help="Only these providers (repeatable).")
 def demo(providers: tuple[str, ...]) -> None:
-    """Offline tool-calling round trip through all seven providers on the built-in mock server."""
+    """Offline tool-calling round trip through every provider on the built-in mock server."""
     from rich.console import Console
     from rich.syntax import Syntax
 
     from zerda.testing import MockLLMServer
 
     console = Console(highlight=False)
-    chosen = [canonical_name(p) for p in providers] or list(PROVIDERS)
+    try:
+        chosen = [registry.canonical_name(p) for p in providers] or list(registry.NAMES)
+    except ValueError as exc:
+        _fail(str(exc))
     ok = 0
     with MockLLMServer() as server:
         for provider in chosen:
@@ -227,7 +223,7 @@ def tools() -> None:
     "--to",
     "provider",
     required=True,
-    help="Target provider (openai, groq, mistral, ollama, anthropic, bedrock, gemini).",
+    help=f"Target provider ({', '.join(registry.NAMES)}).",
 )
 def convert(file: Path, provider: str) -> None:
     """Unified (or OpenAI-style) tool definitions in FILE to the provider's native shape."""
@@ -236,10 +232,10 @@ def convert(file: Path, provider: str) -> None:
     from zerda.llm.errors import ZerdaError
 
     try:
-        name = canonical_name(provider)
+        wire = registry.get(provider).wire  # the wire protocol says the native shape
         data = json.loads(file.read_text())
         unified = normalize_tools(data if isinstance(data, list) else [data])
-        native = getattr(converters, f"to_{name}_tools")(unified)
+        native = getattr(converters, f"to_{wire}_tools")(unified)
     except (ValueError, ZerdaError) as exc:
         _fail(f"{file}: {exc}")
     click.echo(json.dumps(native, indent=2, ensure_ascii=False))
@@ -266,7 +262,7 @@ def mock_server(port: int) -> None:
     except OSError as exc:
         _fail(f"cannot listen on 127.0.0.1:{port}: {exc}")
     click.echo(f"MockLLMServer on {server.url} (Ctrl-C to stop)")
-    for provider in PROVIDERS:
+    for provider in registry.NAMES:
         click.echo(f"  {provider:<10} {server.base_url(provider)}")
     try:
         while True:  # the server runs in its thread; wait here for Ctrl-C

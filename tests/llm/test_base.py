@@ -24,6 +24,7 @@ from zerda.llm import (
 )
 from zerda.llm.base import Request, require_sdk
 from zerda.llm.providers import canonical_name
+from zerda.llm.registry import ProviderSpec, Traits
 from zerda.llm.tools import ToolCall
 
 KEY = "sk-SECRET-zerda-1234"
@@ -38,7 +39,19 @@ class Echo(BaseLLMInterface):
     """Answers with the request it was given; fails with the exception it is told to."""
 
     provider = "echo"
-    env_keys = ("ECHO_API_KEY",)
+    spec = ProviderSpec(
+        name="echo",
+        cls="tests.llm.test_base:Echo",
+        extra="echo",
+        sdk_module="",  # needs no SDK
+        sdk_package="",
+        env_keys=("ECHO_API_KEY",),
+        default_base_url=None,
+        wire="openai",
+        demo_model="m",
+        title="Echo",
+        traits=Traits(parallel_tool_calls=True),
+    )
 
     def __init__(self, *args: Any, fail: BaseException | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -322,7 +335,7 @@ def test_invalid_input_in_a_stream_ends_with_an_error_done() -> None:
 
 
 def test_require_sdk_names_the_extra() -> None:
-    with pytest.raises(ImportError, match=r'pip install "zerda\[nothing\]"'):
+    with pytest.raises(ImportError, match=r'pip install "zerda-llm\[nothing\]"'):
         require_sdk("zerda_no_such_sdk", "nothing", "no-such-sdk")
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from zerda.llm import create_interface
-from zerda.llm.providers import PROVIDERS
+from zerda.llm.registry import NAMES as PROVIDERS
 from zerda.testing import MockLLMServer
 
 ALL = list(PROVIDERS)

@@ -59,6 +59,13 @@ def _openai_like(client: Any, fixture: dict[str, Any]) -> None:
         list(result)
 
 
+def _openai_responses(client: Any, fixture: dict[str, Any]) -> None:
+    stream = bool(fixture.get("streaming"))
+    result = client.responses.create(model=fixture.get("model") or "m", input="hi", stream=stream)
+    if stream:
+        list(result)
+
+
 def _mistral(client: Any, fixture: dict[str, Any]) -> None:
     model = fixture.get("model") or "mistral-small-latest"
     if fixture.get("streaming"):
@@ -104,10 +111,14 @@ def _gemini(client: Any, fixture: dict[str, Any]) -> None:
 
 
 def _make_client(kind: str, server: MockLLMServer) -> Any:
-    if kind in ("openai", "ollama-openai"):
+    if kind in ("openai", "ollama-openai", "openai-responses"):
         import openai
 
-        base = server.base_url("openai") if kind == "openai" else server.base_url("ollama") + "/v1"
+        base = (
+            server.base_url("ollama") + "/v1"
+            if kind == "ollama-openai"
+            else server.base_url("openai")
+        )
         return openai.OpenAI(base_url=base, api_key="test-key", max_retries=0)
     if kind == "groq":
         import groq
@@ -145,7 +156,7 @@ def _stream_error(kind: str) -> type[BaseException]:
 
 
 def _status_error(kind: str) -> type[BaseException]:
-    if kind in ("openai", "ollama-openai"):
+    if kind in ("openai", "ollama-openai", "openai-responses"):
         import openai
 
         return openai.APIStatusError
@@ -176,6 +187,7 @@ def _status_error(kind: str) -> type[BaseException]:
 
 _CALLERS: dict[str, Callable[[Any, dict[str, Any]], None]] = {
     "openai": _openai_like,
+    "openai-responses": _openai_responses,
     "ollama-openai": _openai_like,
     "groq": _openai_like,
     "mistral": _mistral,
@@ -205,7 +217,9 @@ def test_recorded_exchange_is_accepted_by_the_sdk(
     if kind not in clients:
         clients[kind] = _make_client(kind, server)
     server.reset()
-    server.enqueue_recorded(fixture, provider=fixture["provider"])
+    # Served under the openai prefix: the OpenAI SDK's client speaks both of its APIs.
+    provider = "openai" if kind == "openai-responses" else fixture["provider"]
+    server.enqueue_recorded(fixture, provider=provider)
 
     call = _CALLERS[kind]
     if fixture["response"]["status"] >= 400:

@@ -136,7 +136,7 @@ def test_missing_renderer_answers_501(
     assert resp.status_code == 501
     assert resp.json() == {
         "error": {
-            "message": "MockLLMServer: no renderer for provider 'openai' "
+            "message": "MockLLMServer: no renderer for wire 'openai' "
             "(zerda.testing._render_openai is missing)",
             "type": "mock_error",
         }

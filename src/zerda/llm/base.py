@@ -22,8 +22,10 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from zerda.llm import registry
+from zerda.llm._ids import ID_RULES
 from zerda.llm._stream import StreamAccumulator
 
 if TYPE_CHECKING:
@@ -36,7 +38,6 @@ from zerda.llm.errors import (
     error_result,
 )
 from zerda.llm.messages import (
-    default_id,
     json_problem,
     resolve_tool_ids,
     split_system,
@@ -101,7 +102,7 @@ def require_sdk(module: str, extra: str, package: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as exc:
         raise ImportError(
-            f'this provider needs the {package!r} package: pip install "zerda[{extra}]"'
+            f'this provider needs the {package!r} package: pip install "zerda-llm[{extra}]"'
         ) from exc
 
 
@@ -183,18 +184,17 @@ def normalize_tool_choice(
 class BaseLLMInterface:
     """The shared generate / stream / run machinery. See the module docstring."""
 
-    provider: ClassVar[str] = ""
-    env_keys: ClassVar[tuple[str, ...]] = ()  # where the API key comes from, in order
-    sdk_module: ClassVar[str] = ""  # imported at construction, so a missing SDK fails early
-    sdk_package: ClassVar[str] = ""
-    extra: ClassVar[str] = ""
-    # Capabilities as data (STYLE.md): the rules each provider imposes on requests.
-    tool_name_pattern: ClassVar[str | None] = r"^[a-zA-Z0-9_-]{1,64}$"
+    # The registry row an instance uses unless ``provider=`` names another one (an
+    # OpenAI-compatible service is a row whose class is an existing interface). A class
+    # outside the registry (a third-party provider, a test double) sets ``spec`` itself.
+    provider: str = ""
+    spec: registry.ProviderSpec
 
     def __init__(
         self,
         model: str | None = None,
         *,
+        provider: str | None = None,
         api_key: str | None = None,
         base_url: str | None = None,
         timeout: float | None = None,
@@ -203,11 +203,24 @@ class BaseLLMInterface:
         raise_errors: bool = False,
         **options: Any,
     ) -> None:
+        own = getattr(type(self), "spec", None)
+        self.spec = (
+            own
+            if own is not None and provider is None
+            else registry.get(provider or type(self).provider)
+        )
+        self.provider = self.spec.name
+        for option, value in self.spec.defaults.items():
+            if option == "base_url":
+                base_url = base_url if base_url is not None else value
+            else:
+                options.setdefault(option, value)
         self.model = model
         if not self.model:
             raise ValueError(f"{type(self).__name__} needs a model")
+        spec = self.spec
         self.sdk = (
-            require_sdk(self.sdk_module, self.extra, self.sdk_package) if self.sdk_module else None
+            require_sdk(spec.sdk_module, spec.extra, spec.sdk_package) if spec.sdk_module else None
         )
         key = api_key if api_key is not None else self._key_from_env()
         self._api_key = Secret(key) if key else None
@@ -220,6 +233,17 @@ class BaseLLMInterface:
         self._async_client: Any = None
         self._async_loop: weakref.ReferenceType[asyncio.AbstractEventLoop] | None = None
         self._lock = threading.RLock()  # an async client may be built from the sync one
+
+    # --- the row's data -------------------------------------------------------------------
+
+    @property
+    def env_keys(self) -> tuple[str, ...]:
+        """Where the API key comes from, in order."""
+        return self.spec.env_keys
+
+    @property
+    def traits(self) -> registry.Traits:
+        return self.spec.traits
 
     def _key_from_env(self) -> str | None:
         return next((os.environ[k] for k in self.env_keys if os.environ.get(k)), None)
@@ -286,8 +310,8 @@ class BaseLLMInterface:
     # --- provider hooks -----------------------------------------------------------------
 
     def _tool_id(self, orig: str | None, index: int, j: int) -> str | None:
-        """The id sent for a history tool call (and its result); see resolve_tool_ids."""
-        return default_id(orig, index, j)
+        """The id sent for a history tool call (and its result): the row's id rule."""
+        return ID_RULES[self.traits.tool_id](orig, index, j)
 
     def _build_request(self, req: Request) -> dict[str, Any]:
         raise NotImplementedError
@@ -380,11 +404,13 @@ class BaseLLMInterface:
         system_text, rest = split_system(resolved, system)
         if isinstance(stop, str):
             stop = [stop]
+        choice = normalize_tool_choice(tool_choice, unified_tools)
+        self._check_tool_choice(choice, parallel_tool_calls)
         return Request(
             system=system_text,
             messages=rest,
             tools=unified_tools,
-            tool_choice=normalize_tool_choice(tool_choice, unified_tools),
+            tool_choice=choice,
             max_tokens=max_tokens,
             temperature=temperature,
             top_p=top_p,
@@ -394,14 +420,34 @@ class BaseLLMInterface:
         )
 
     def _check_tool_names(self, tools: list[dict[str, Any]] | None) -> None:
-        if not tools or not self.tool_name_pattern:
-            return
-        for i, t in enumerate(tools):
-            if not re.match(self.tool_name_pattern, t["name"]):
+        """Every tool name matches the row's rule in full (``fullmatch``: a trailing newline
+        is not a valid name, as ``$`` would allow)."""
+        pattern = re.compile(self.traits.tool_name)
+        for i, t in enumerate(tools or []):
+            if not pattern.fullmatch(t["name"]):
                 raise InvalidRequestError(
                     f"tools[{i}]: {self.provider} refuses the tool name {t['name']!r}: "
-                    f"it must match {self.tool_name_pattern}"
+                    f"tool names there are {self.traits.tool_name_rule}"
                 )
+
+    def _check_tool_choice(
+        self, choice: str | dict[str, str] | None, parallel_tool_calls: bool | None
+    ) -> None:
+        """tool_choice and parallel_tool_calls=False only where the row says the provider
+        honours them: never silently ignored."""
+        supported = self.traits.tool_choice
+        kind = "name" if isinstance(choice, dict) else choice
+        if kind is not None and kind not in supported:
+            shown = ", ".join(repr(c) if c != "name" else "a tool name" for c in sorted(supported))
+            raise InvalidRequestError(
+                f"tool_choice {kind!r}: {self.provider} cannot enforce it (supported: {shown})"
+            )
+        if parallel_tool_calls is False and not self.traits.parallel_tool_calls:
+            able = [p.name for p in registry.REGISTRY.values() if p.traits.parallel_tool_calls]
+            raise InvalidRequestError(
+                f"parallel_tool_calls=False: {self.provider} has no such switch, so it cannot "
+                f"be honoured (providers that have it: {', '.join(able)})"
+            )
 
     def _make_result(
         self,

@@ -34,6 +34,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from zerda.llm import registry
 from zerda.testing._script import (
     ErrorReply,
     Fault,
@@ -46,12 +47,13 @@ from zerda.testing._script import (
     ScriptedCall,
 )
 
-PROVIDERS = ("openai", "groq", "mistral", "ollama", "anthropic", "bedrock", "gemini")
-ALIASES = {"aws": "bedrock", "google": "gemini"}
+# Every registry row is served under /<name>/, in its row's wire protocol.
+PROVIDERS = registry.NAMES
+ALIASES = registry.ALIASES
 
-# The endpoints each SDK calls, relative to base_url(provider).
+# The endpoints each wire's SDK calls, relative to base_url(provider).
 _ROUTES: dict[str, tuple[re.Pattern[str], ...]] = {
-    "openai": (re.compile(r"/v1/chat/completions"),),
+    "openai": (re.compile(r"/v1/chat/completions"), re.compile(r"/v1/responses")),
     "groq": (re.compile(r"/openai/v1/chat/completions"),),
     "mistral": (re.compile(r"/v1/chat/completions"),),
     "ollama": (re.compile(r"/api/chat"), re.compile(r"/v1/chat/completions")),
@@ -79,6 +81,11 @@ def normalize_provider(provider: str) -> str:
     return name
 
 
+def wire_of(provider: str) -> str:
+    """The wire protocol a provider's row speaks (its renderer, routes and client options)."""
+    return registry.get(provider).wire
+
+
 def _optional_provider(provider: str | None) -> str | None:
     return None if provider is None else normalize_provider(provider)
 
@@ -91,20 +98,20 @@ _renderers: dict[str, ModuleType] = {}
 _renderers_lock = threading.Lock()
 
 
-def load_renderer(provider: str) -> ModuleType:
-    """Return ``zerda.testing._render_<provider>``, imported once on first use."""
+def load_renderer(wire: str) -> ModuleType:
+    """Return ``zerda.testing._render_<wire>``, imported once on first use."""
     with _renderers_lock:
-        if provider not in _renderers:
-            name = f"zerda.testing._render_{provider}"
+        if wire not in _renderers:
+            name = f"zerda.testing._render_{wire}"
             try:
-                _renderers[provider] = importlib.import_module(name)
+                _renderers[wire] = importlib.import_module(name)
             except ModuleNotFoundError as exc:
                 if exc.name != name:
                     raise
                 raise RendererMissing(
-                    f"MockLLMServer: no renderer for provider {provider!r} ({name} is missing)"
+                    f"MockLLMServer: no renderer for wire {wire!r} ({name} is missing)"
                 ) from exc
-        return _renderers[provider]
+        return _renderers[wire]
 
 
 def _redact(headers: dict[str, str]) -> dict[str, str]:
@@ -166,7 +173,7 @@ def _split_route(raw_path: str) -> _Route:
     except ValueError:
         return _Route(None, path, False)
     rest = "/" + rest
-    known = any(p.fullmatch(rest) for p in _ROUTES[provider])
+    known = any(p.fullmatch(rest) for p in _ROUTES[wire_of(provider)])
     return _Route(provider, rest, known)
 
 
@@ -282,16 +289,17 @@ class MockLLMServer:
         """The base URL the provider's SDK (or ``create_interface``) takes."""
         name = normalize_provider(provider)
         # OpenAI's SDK appends /chat/completions to a base URL that already ends in /v1.
-        suffix = "/v1" if name == "openai" else ""
+        suffix = "/v1" if wire_of(name) == "openai" else ""
         return f"{self.url}/{name}{suffix}"
 
     def client_options(self, provider: str) -> dict[str, Any]:
         """Keyword arguments for zerda's ``create_interface`` pointing at this server."""
         name = normalize_provider(provider)
         base = self.base_url(name)
-        if name == "ollama":
+        wire = wire_of(name)
+        if wire == "ollama":
             return {"base_url": base}
-        if name == "bedrock":
+        if wire == "bedrock":
             return {
                 "base_url": base,
                 "region": "us-east-1",
@@ -304,13 +312,14 @@ class MockLLMServer:
         """Keyword arguments for the provider's own SDK client constructor."""
         name = normalize_provider(provider)
         base = self.base_url(name)
-        if name == "mistral":
+        wire = wire_of(name)
+        if wire == "mistral":
             return {"server_url": base, "api_key": "test-key"}
-        if name == "ollama":
+        if wire == "ollama":
             return {"host": base}
-        if name == "gemini":
+        if wire == "gemini":
             return {"api_key": "test-key", "http_options": {"base_url": base}}
-        if name == "bedrock":
+        if wire == "bedrock":
             return {
                 "service_name": "bedrock-runtime",
                 "endpoint_url": base,
@@ -572,7 +581,7 @@ class _Handler(BaseHTTPRequestHandler):
         self, mock: MockLLMServer, provider: str, script: Script, req: RecordedRequest
     ) -> None:
         try:
-            renderer = load_renderer(provider)
+            renderer = load_renderer(wire_of(provider))
         except RendererMissing as exc:
             self._send_plain(501, _generic_error(str(exc)))
             return
@@ -648,7 +657,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_error_reply(self, provider: str, err: ErrorReply) -> None:
         try:
-            reply = load_renderer(provider).render_error(err)
+            reply = load_renderer(wire_of(provider)).render_error(err)
         except RendererMissing:
             reply = Reply(
                 err.status, {"content-type": "application/json"}, body=_generic_error(err.message)

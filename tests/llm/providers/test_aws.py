@@ -349,7 +349,6 @@ def test_options(server: MockLLMServer, llm: AWSInterface) -> None:
         temperature=0.2,
         top_p=0.9,
         stop="END",
-        parallel_tool_calls=False,
     )
     assert body == {
         "messages": [user("Hi")],

@@ -341,7 +341,6 @@ def test_options_body(mock: MockLLMServer) -> None:
         temperature=0.5,
         top_p=0.9,
         stop="END",
-        parallel_tool_calls=False,  # Gemini has no such switch: nothing is sent
         seed=4,  # **native: merged into the config
     )
     assert body_of(mock) == {

@@ -366,7 +366,6 @@ def test_tool_schemas_are_sent_whole(server: MockLLMServer) -> None:
     [
         (None, [WEATHER, TIME]),
         ("auto", [WEATHER, TIME]),
-        ("required", [WEATHER, TIME]),
         ("none", None),
         ("get_time", [TIME]),
         ({"name": "get_time"}, [TIME]),
@@ -388,9 +387,7 @@ def test_tool_choice_body(server: MockLLMServer, choice: Any, sent: Any) -> None
 
 def test_options_body(server: MockLLMServer) -> None:
     server.enqueue("ollama", text="ok")
-    make(server).generate(
-        "hi", max_tokens=32, temperature=0.3, top_p=0.8, stop="###", parallel_tool_calls=False
-    )
+    make(server).generate("hi", max_tokens=32, temperature=0.3, top_p=0.8, stop="###")
     assert body(server) == {
         "model": MODEL,
         "messages": [{"role": "user", "content": "hi"}],

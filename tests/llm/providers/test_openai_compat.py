@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from zerda.llm._ids import mistral as mistral_id
 from zerda.llm._stream import StreamAccumulator
 from zerda.llm.base import Request
 from zerda.llm.providers._openai_compat import (
@@ -21,7 +22,7 @@ from zerda.llm.providers._openai_compat import (
     _text_of,
 )
 from zerda.llm.providers.groq import GroqInterface
-from zerda.llm.providers.mistral import MistralInterface, mistral_id
+from zerda.llm.providers.mistral import MistralInterface
 from zerda.llm.providers.openai import OpenAIInterface
 
 

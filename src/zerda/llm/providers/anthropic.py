@@ -15,10 +15,9 @@ from __future__ import annotations
 import contextlib
 import inspect
 import json
-import re
 import sys
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from zerda.llm.base import BaseLLMInterface, Request
 from zerda.llm.errors import (
@@ -30,7 +29,6 @@ from zerda.llm.errors import (
     error_class_for_status,
     error_from_status,
 )
-from zerda.llm.messages import default_id
 from zerda.llm.tools import parse_anthropic_tool_calls, to_anthropic_tools
 
 if TYPE_CHECKING:
@@ -60,8 +58,6 @@ _ERROR_TYPE_STATUS = {
     "overloaded_error": 529,
 }
 
-_ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
-_ID_INVALID = re.compile(r"[^a-zA-Z0-9_-]")
 _THINKING_TYPES = ("thinking", "redacted_thinking")
 
 
@@ -74,12 +70,7 @@ class AnthropicInterface(BaseLLMInterface):
     ``Anthropic`` or an ``AsyncAnthropic``; the other kind is built when first needed.
     """
 
-    provider: ClassVar[str] = "anthropic"
-    env_keys: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY",)
-    sdk_module: ClassVar[str] = "anthropic"
-    sdk_package: ClassVar[str] = "anthropic"
-    extra: ClassVar[str] = "anthropic"
-    tool_name_pattern: ClassVar[str | None] = r"^[a-zA-Z0-9_-]{1,64}$"
+    provider = "anthropic"
 
     def __init__(self, model: str | None = None, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
@@ -107,13 +98,6 @@ class AnthropicInterface(BaseLLMInterface):
         return self.sdk.AsyncAnthropic(**self._client_kwargs())  # type: ignore[union-attr]
 
     # --- request --------------------------------------------------------------------------
-
-    def _tool_id(self, orig: str | None, index: int, j: int) -> str | None:
-        """Foreign ids outside Anthropic's ``^[a-zA-Z0-9_-]+$`` are mapped to valid ones
-        (the same for the call and its result: resolve_tool_ids applies it once)."""
-        if orig and not _ID_PATTERN.match(orig):
-            return _ID_INVALID.sub("_", orig)
-        return default_id(orig, index, j)
 
     def _build_request(self, req: Request) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"model": self.model, "messages": _map_messages(req.messages)}

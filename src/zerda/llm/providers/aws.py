@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import hashlib
 import json
 import os
 import re
@@ -51,10 +50,6 @@ DEFAULT_POOL_SIZE = 64
 DEFAULT_READ_TIMEOUT = 600.0
 DEFAULT_CONNECT_TIMEOUT = 60.0
 
-# toolUseId: the Converse model allows [a-zA-Z0-9_.:-]{1,64}, but models behind Converse
-# (Anthropic's) accept only [a-zA-Z0-9_-]; ids outside the stricter rule are mapped.
-_TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-_TOOL_ID_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 
 _STOP_REASONS = {
     "end_turn": "end_turn",
@@ -95,10 +90,6 @@ class AWSInterface(BaseLLMInterface):
     and ``pool_size`` (threads for the async methods, default 64)."""
 
     provider = "bedrock"
-    env_keys = ()  # the AWS credential chain signs requests; there is no API key
-    sdk_module = "boto3"
-    sdk_package = "boto3"
-    extra = "bedrock"
 
     def __init__(
         self,
@@ -208,19 +199,8 @@ class AWSInterface(BaseLLMInterface):
 
     # --- request ------------------------------------------------------------------------
 
-    def _tool_id(self, orig: str | None, index: int, j: int) -> str | None:
-        if not orig:
-            return f"tooluse_{index}_{j}"
-        if _TOOL_ID.match(orig):
-            return orig
-        cleaned = _TOOL_ID_BAD_CHARS.sub("_", orig)
-        if len(cleaned) <= 64 and cleaned != orig:
-            return cleaned
-        digest = hashlib.sha256(orig.encode("utf-8")).hexdigest()[:12]
-        return f"{cleaned[:51]}_{digest}"
-
     def _build_request(self, req: Request) -> dict[str, Any]:
-        messages = _map_messages(req.messages, self.tool_name_pattern or "")
+        messages = _map_messages(req.messages, self.traits.tool_name)
         kwargs: dict[str, Any] = {"modelId": self.model, "messages": messages}
         if req.system:
             kwargs["system"] = [{"text": req.system}]
@@ -386,7 +366,7 @@ def _map_message(message: dict[str, Any], name_pattern: str) -> list[dict[str, A
     if role != "assistant":
         return blocks
     for j, call in enumerate(message["tool_calls"]):
-        if not re.match(name_pattern, call["name"]):
+        if not re.fullmatch(name_pattern, call["name"]):
             raise InvalidRequestError(
                 f"messages: an assistant message calls a tool named {call['name']!r} "
                 f"(tool_calls[{j}]), which bedrock refuses: tool names must match {name_pattern}"

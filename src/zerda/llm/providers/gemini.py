@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from itertools import chain, groupby, islice
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from zerda.llm._retry import backoff_delay, retry_after_from_headers
 from zerda.llm.base import BaseLLMInterface, Request
@@ -87,14 +87,7 @@ class GeminiInterface(BaseLLMInterface):
     ``genai.client.AsyncClient`` (then a sync client is built when first needed).
     """
 
-    provider: ClassVar[str] = "gemini"
-    env_keys: ClassVar[tuple[str, ...]] = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
-    sdk_module: ClassVar[str] = "google.genai"
-    sdk_package: ClassVar[str] = "google-genai"
-    extra: ClassVar[str] = "gemini"
-    # FunctionDeclaration.name in google-genai's types: starts with a letter or an
-    # underscore; letters, digits, underscores, dots, colons and dashes; at most 128.
-    tool_name_pattern: ClassVar[str | None] = r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$"
+    provider = "gemini"
 
     def __init__(self, model: str | None = None, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
@@ -139,11 +132,6 @@ class GeminiInterface(BaseLLMInterface):
         return self._client.aio
 
     # --- request --------------------------------------------------------------------------
-
-    def _tool_id(self, orig: str | None, index: int, j: int) -> str | None:
-        """Gemini needs no ids: a call's own id is sent back, an id-less call stays id-less
-        (its result is matched by position)."""
-        return orig or None
 
     def _build_request(self, req: Request) -> dict[str, Any]:
         config = _map_config(req)

@@ -15,11 +15,7 @@ from zerda.llm.tools import _get
 class GroqInterface(OpenAICompatInterface):
     """Groq via the ``groq`` SDK."""
 
-    provider: ClassVar[str] = "groq"
-    env_keys: ClassVar[tuple[str, ...]] = ("GROQ_API_KEY",)
-    sdk_module: ClassVar[str] = "groq"
-    sdk_package: ClassVar[str] = "groq"
-    extra: ClassVar[str] = "groq"
+    provider = "groq"
     client_class: ClassVar[str] = "Groq"
     async_client_class: ClassVar[str] = "AsyncGroq"
     # The SDK marks max_tokens deprecated in favour of max_completion_tokens:

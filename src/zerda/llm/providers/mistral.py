@@ -8,9 +8,7 @@ because the SDK's retry is bounded by elapsed time rather than a count.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, ClassVar, TypeVar
@@ -26,25 +24,6 @@ from zerda.llm.providers._openai_compat import (
 )
 
 T = TypeVar("T")
-
-# https://docs.mistral.ai/capabilities/function_calling/ - ids the API accepts.
-_MISTRAL_ID = re.compile(r"^[a-zA-Z0-9]{9}$")
-_ID_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-
-def mistral_id(orig: str | None, index: int, j: int) -> str:
-    """A 9-character ``[a-zA-Z0-9]`` id: Mistral's own ids unchanged, any other id (or an
-    id-less call's position) mapped deterministically, so a call and its result agree."""
-    if orig and _MISTRAL_ID.match(orig):
-        return orig
-    seed = orig if orig else f"call_{index}_{j}"
-    number = int.from_bytes(hashlib.sha256(seed.encode("utf-8")).digest()[:8], "big")
-    chars = []
-    for _ in range(9):
-        number, digit = divmod(number, len(_ID_ALPHABET))
-        chars.append(_ID_ALPHABET[digit])
-    return "".join(chars)
-
 
 # --- retries ---------------------------------------------------------------------------
 
@@ -69,11 +48,7 @@ class MistralInterface(OpenAICompatInterface):
     methods, so a ready one passed as ``client=`` serves both (``async_client=`` may pass
     another for async calls); otherwise an async client is built per event loop."""
 
-    provider: ClassVar[str] = "mistral"
-    env_keys: ClassVar[tuple[str, ...]] = ("MISTRAL_API_KEY",)
-    sdk_module: ClassVar[str] = "mistralai.client"
-    sdk_package: ClassVar[str] = "mistralai"
-    extra: ClassVar[str] = "mistral"
+    provider = "mistral"
     # One class with sync and async methods; an async one is built per event loop.
     client_class: ClassVar[str] = "Mistral"
     async_client_class: ClassVar[str] = "Mistral"
@@ -85,9 +60,6 @@ class MistralInterface(OpenAICompatInterface):
         super().__init__(model, **kwargs)
         if self._async_client is None:
             self._async_client = self._client  # a ready client= serves async calls too
-
-    def _tool_id(self, orig: str | None, index: int, j: int) -> str | None:
-        return mistral_id(orig, index, j)
 
     def _retry_delay(self, exc: BaseException, attempt: int) -> float | None:
         return _retry_delay(exc, attempt)

@@ -20,7 +20,7 @@ import builtins
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
 from zerda.llm._retry import backoff_delay, retry_after_from_headers
 from zerda.llm._stream import StreamAccumulator
@@ -185,11 +185,7 @@ class OllamaInterface(BaseLLMInterface):
     ``ollama.AsyncClient``.
     """
 
-    provider: ClassVar[str] = "ollama"
-    env_keys: ClassVar[tuple[str, ...]] = ()  # a local server needs no key
-    sdk_module: ClassVar[str] = "ollama"
-    sdk_package: ClassVar[str] = "ollama"
-    extra: ClassVar[str] = "ollama"
+    provider = "ollama"
 
     def __init__(
         self, model: str | None = None, *, async_client: Any = None, **kwargs: Any
@@ -218,10 +214,6 @@ class OllamaInterface(BaseLLMInterface):
         return sdk.AsyncClient(**self._client_kwargs())
 
     # --- request ---
-
-    def _tool_id(self, orig: str | None, index: int, j: int) -> str | None:
-        # Ollama needs no ids: keep the ones a call had, invent none.
-        return orig
 
     def _build_request(self, req: Request) -> dict[str, Any]:
         body: dict[str, Any] = {

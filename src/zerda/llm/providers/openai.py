@@ -15,11 +15,7 @@ from zerda.llm.providers._openai_compat import OpenAICompatInterface
 class OpenAIInterface(OpenAICompatInterface):
     """OpenAI (and OpenAI-compatible servers, e.g. Ollama's ``/v1``) via the ``openai`` SDK."""
 
-    provider: ClassVar[str] = "openai"
-    env_keys: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
-    sdk_module: ClassVar[str] = "openai"
-    sdk_package: ClassVar[str] = "openai"
-    extra: ClassVar[str] = "openai"
+    provider = "openai"
     client_class: ClassVar[str] = "OpenAI"
     async_client_class: ClassVar[str] = "AsyncOpenAI"
     # max_tokens is deprecated and refused by reasoning models:
