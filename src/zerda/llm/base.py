@@ -37,6 +37,7 @@ from zerda.llm.errors import (
     ZerdaError,
     error_result,
 )
+from zerda.llm.executable import ExecutableTool
 from zerda.llm.messages import (
     json_problem,
     resolve_tool_ids,
@@ -135,6 +136,7 @@ def normalize_tools(tools: Sequence[Any] | None) -> list[dict[str, Any]] | None:
         return None
     if isinstance(tools, (str, bytes, dict)) or not isinstance(tools, Sequence):
         raise InvalidRequestError("tools must be a list")
+    tools = [t.to_dict() if isinstance(t, ExecutableTool) else t for t in tools]
     if any(not isinstance(t, dict) for t in tools):
         from zerda.llm.functions import to_tool  # imports pydantic: only when needed
 

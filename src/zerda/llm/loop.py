@@ -16,20 +16,19 @@ from typing import TYPE_CHECKING, Any
 
 from zerda.llm.base import normalize_tools
 from zerda.llm.errors import ZerdaError
+from zerda.llm.executable import ExecutableTool, ToolOutput
 from zerda.llm.messages import tool_result
 
 if TYPE_CHECKING:
     from zerda.llm.base import BaseLLMInterface
 
 Approver = Callable[[dict[str, Any]], "bool | Awaitable[bool]"]
-Registry = dict[str, Callable[..., Any]]
+Registry = dict[str, "Callable[..., Any] | ExecutableTool"]
 
 
 def _setup(
     tools: Sequence[Any], messages: Any, max_turns: int
 ) -> tuple[list[Any] | None, Registry, list[Any]]:
-    from zerda.llm.functions import callable_registry  # pydantic: only for the loop's users
-
     if max_turns < 1:
         raise ValueError(f"max_turns must be at least 1, not {max_turns}")
     history = (
@@ -39,7 +38,18 @@ def _setup(
         unified: list[Any] | None = normalize_tools(tools)
     except ZerdaError:
         unified = list(tools)  # generate reports the problem in its usual error shape
-    return unified, callable_registry(list(tools)), history
+    return unified, _registry(list(tools)), history
+
+
+def _registry(tools: list[Any]) -> Registry:
+    """Tool name -> what executes it: a Python function or an :class:`ExecutableTool`."""
+    executors: Registry = {t.name: t for t in tools if isinstance(t, ExecutableTool)}
+    rest = [t for t in tools if not isinstance(t, (ExecutableTool, dict))]
+    if not rest:  # only dicts and executable tools: pydantic is not needed
+        return executors
+    from zerda.llm.functions import callable_registry  # pydantic: only for the loop's users
+
+    return {**callable_registry(rest), **executors}
 
 
 def _add_usage(
@@ -75,20 +85,33 @@ def _refusal(call: dict[str, Any], registry: Registry) -> str | None:
     return None
 
 
-def _prepare_call(
-    call: dict[str, Any], registry: Registry
-) -> tuple[Callable[..., Any] | None, Any]:
-    """(function, validated kwargs) or (None, error text)."""
-    from zerda.llm.functions import validate_arguments
-
+def _prepare_call(call: dict[str, Any], registry: Registry) -> tuple[Any, Any]:
+    """(function, validated kwargs), (executable tool, arguments) or (None, error text)."""
     refusal = _refusal(call, registry)
     if refusal:
         return None, refusal
     fn = registry[call["name"]]
+    if isinstance(fn, ExecutableTool):  # it validates its own arguments (an MCP server does)
+        return _executable_arguments(fn, call["arguments"])
+    from zerda.llm.functions import validate_arguments
+
     try:
         return fn, validate_arguments(fn, call["arguments"])
     except ValueError as exc:
         return None, str(exc)
+
+
+def _executable_arguments(tool: ExecutableTool, arguments: Any) -> tuple[Any, Any]:
+    if isinstance(arguments, dict) and set(arguments) == {"_raw"}:
+        return None, (
+            f"The arguments for tool {tool.name!r} were not valid JSON: {arguments['_raw']!r}. "
+            "Call it again with a JSON object that matches its parameters schema."
+        )
+    return tool, arguments
+
+
+def _output_message(call: dict[str, Any], output: ToolOutput) -> dict[str, Any]:
+    return tool_result(call, output.content, is_error=output.is_error)
 
 
 def _error_text(exc: BaseException) -> str:
@@ -106,6 +129,8 @@ def _run_call(call: dict[str, Any], registry: Registry, approve: Approver | None
     if fn is None:
         return tool_result(call, kwargs, is_error=True)
     try:
+        if isinstance(fn, ExecutableTool):
+            return _output_message(call, fn.call(kwargs))
         output = fn(**kwargs)
         if inspect.isawaitable(output):  # an async tool in the sync loop: run it to the end
             output = asyncio.run(_await(output))
@@ -163,6 +188,8 @@ async def _run_call_async(
     if fn is None:
         return tool_result(call, kwargs, is_error=True)
     try:
+        if isinstance(fn, ExecutableTool):
+            return _output_message(call, await fn.call_async(kwargs))
         if inspect.iscoroutinefunction(fn):
             output = await fn(**kwargs)
         else:  # a blocking tool must not stall the event loop

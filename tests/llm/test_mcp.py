@@ -1,0 +1,203 @@
+"""zerda.llm.mcp: the tools of a real MCP server process (tests/llm/mcp_server.py, built with
+the mcp SDK), called by the model through MockLLMServer, executed by that process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from zerda.llm import create_interface  # noqa: E402
+from zerda.llm.mcp import MCPTools  # noqa: E402
+from zerda.testing import MockLLMServer  # noqa: E402
+
+SERVER = [sys.executable, str(Path(__file__).with_name("mcp_server.py"))]
+CALL_ID = {"openai": "call_1", "anthropic": "toolu_1"}
+ADD_SCHEMA = {
+    "type": "object",
+    "properties": {"a": {"title": "A", "type": "integer"}, "b": {"title": "B", "type": "integer"}},
+    "required": ["a", "b"],
+    "title": "addArguments",
+}
+
+
+@pytest.fixture
+def mock() -> Iterator[MockLLMServer]:
+    with MockLLMServer() as server:
+        yield server
+
+
+def llm_for(server: MockLLMServer, provider: str) -> Any:
+    return create_interface(provider, model="m", max_retries=0, **server.client_options(provider))
+
+
+def queue_call(server: MockLLMServer, provider: str, name: str, **arguments: Any) -> None:
+    call = {"id": CALL_ID[provider], "name": name, "arguments": arguments}
+    server.enqueue(provider, tool_calls=[call])
+    server.enqueue(provider, text="Done.")
+
+
+def sent_tool_result(server: MockLLMServer, provider: str) -> Any:
+    """The tool result as the SDK sent it, in the second request."""
+    return server.requests_for(provider)[1].body["messages"][-1]
+
+
+def expected_tool_result(provider: str, content: str, is_error: bool = False) -> Any:
+    if provider == "openai":
+        return {"role": "tool", "tool_call_id": "call_1", "content": content}
+    block = {"type": "tool_result", "tool_use_id": "toolu_1", "content": content}
+    return {"role": "user", "content": [{**block, "is_error": True} if is_error else block]}
+
+
+def is_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_run_executes_the_tool_in_the_server_process(mock: MockLLMServer, provider: str) -> None:
+    queue_call(mock, provider, "add", a=2, b=3)
+    with MCPTools(SERVER) as tools:
+        pid = next(t for t in tools if t.name == "server_pid").call({}).content
+        result = llm_for(mock, provider).run("2 + 3?", tools=tools)
+    assert not is_running(int(pid))
+    assert result["content"] == "Done."
+    assert result["messages"][2] == {
+        "role": "tool",
+        "tool_call_id": CALL_ID[provider],
+        "name": "add",
+        "content": "5",
+        "is_error": False,
+    }
+    assert sent_tool_result(mock, provider) == expected_tool_result(provider, "5")
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_run_async_executes_the_tool_in_the_server_process(
+    mock: MockLLMServer, provider: str
+) -> None:
+    queue_call(mock, provider, "add", a=40, b=2)
+    async with MCPTools(SERVER) as tools:
+        pid = (await tools[1].call_async({})).content
+        result = await llm_for(mock, provider).run_async("40 + 2?", tools=tools)
+    assert not is_running(int(pid))
+    assert result["content"] == "Done."
+    assert sent_tool_result(mock, provider) == expected_tool_result(provider, "42")
+
+
+def test_names_descriptions_and_schemas_pass_through(mock: MockLLMServer) -> None:
+    mock.enqueue("openai", text="Hi.")
+    with MCPTools(SERVER) as tools:
+        assert [t.name for t in tools] == ["add", "server_pid", "fail"]
+        llm_for(mock, "openai").generate("Hi", tools=tools)
+    assert mock.last_request("openai").body["tools"][0] == {
+        "type": "function",
+        "function": {"name": "add", "description": "Adds two integers.", "parameters": ADD_SCHEMA},
+    }
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_tool_error_from_the_server_is_an_is_error_result(
+    mock: MockLLMServer, provider: str
+) -> None:
+    queue_call(mock, provider, "fail", reason="no")
+    with MCPTools(SERVER) as tools:
+        result = llm_for(mock, provider).run("Go", tools=tools)
+    text = "Error executing tool fail: refused: no"
+    assert result["messages"][2]["content"] == text
+    assert result["messages"][2]["is_error"] is True
+    assert sent_tool_result(mock, provider) == expected_tool_result(provider, text, is_error=True)
+
+
+def test_arguments_the_server_refuses_come_back_as_is_error(mock: MockLLMServer) -> None:
+    queue_call(mock, "openai", "add", a="two", b=3)
+    with MCPTools(SERVER) as tools:
+        result = llm_for(mock, "openai").run("Go", tools=tools)
+    assert result["messages"][2]["is_error"] is True
+    assert result["messages"][2]["content"].startswith(
+        "Error executing tool add: 1 validation error for addArguments\na\n"
+    )
+
+
+def test_a_dotted_name_is_refused_before_sending_by_a_provider_that_refuses_it(
+    mock: MockLLMServer,
+) -> None:
+    with MCPTools([*SERVER, "--dotted"]) as tools:
+        assert tools[-1].name == "math.mul"  # passed through unchanged
+        result = llm_for(mock, "openai").run("2 * 3?", tools=tools)
+    assert result["error"]["type"] == "invalid_request"
+    assert result["error"]["message"] == (
+        "tools[3]: openai refuses the tool name 'math.mul': it must match ^[a-zA-Z0-9_-]{1,64}$"
+    )
+    assert mock.requests == []
+
+
+def test_sync_tools_work_from_run_async(mock: MockLLMServer) -> None:
+    import asyncio
+
+    queue_call(mock, "openai", "add", a=1, b=1)
+    with MCPTools(SERVER) as tools:  # the session's loop is in its own thread
+        result = asyncio.run(llm_for(mock, "openai").run_async("1 + 1?", tools=tools))
+    assert result["content"] == "Done."
+    assert sent_tool_result(mock, "openai") == expected_tool_result("openai", "2")
+
+
+def test_tools_called_after_the_block_say_the_session_is_closed() -> None:
+    with MCPTools(SERVER) as tools:
+        pass
+    with pytest.raises(RuntimeError, match="the MCP session is closed"):
+        tools[0].call({"a": 1, "b": 2})
+
+
+@pytest.mark.parametrize("server", ["server.py", "ftp://x", [], ["python", 3], None])
+def test_a_server_that_is_neither_a_command_nor_a_url_is_refused(server: Any) -> None:
+    with pytest.raises(ValueError, match="MCPTools: "):
+        MCPTools(server)
+
+
+def test_the_repr_hides_credentials_in_the_url() -> None:
+    assert repr(MCPTools("https://user:secret@example.com/mcp")) == (
+        "MCPTools(url='https://example.com/mcp')"
+    )
+
+
+# --- streamable HTTP -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def http_url() -> Iterator[str]:
+    process = subprocess.Popen([*SERVER, "http"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()  # "PORT <n>", printed once the socket listens
+        assert line.startswith("PORT "), line
+        yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+    finally:
+        process.terminate()
+        process.wait()
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_streamable_http(mock: MockLLMServer, http_url: str, provider: str) -> None:
+    queue_call(mock, provider, "add", a=20, b=22)
+    with MCPTools(http_url) as tools:
+        result = llm_for(mock, provider).run("20 + 22?", tools=tools)
+    assert result["content"] == "Done."
+    assert sent_tool_result(mock, provider) == expected_tool_result(provider, "42")
+
+
+async def test_streamable_http_async_with_headers(mock: MockLLMServer, http_url: str) -> None:
+    queue_call(mock, "openai", "add", a=1, b=2)
+    async with MCPTools(http_url, headers={"X-Trace": "1"}) as tools:
+        await llm_for(mock, "openai").run_async("1 + 2?", tools=tools)
+    assert sent_tool_result(mock, "openai") == expected_tool_result("openai", "3")
