@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from zerda.llm import registry
+from zerda.llm import _telemetry, registry
 from zerda.llm._ids import ID_RULES
 from zerda.llm._stream import StreamAccumulator
 
@@ -508,6 +508,16 @@ class BaseLLMInterface:
             raise err from exc
         return error_result(err, content)
 
+    def _stream_failed(
+        self, span: Any, exc: BaseException, raise_errors: bool | None, content: str | None
+    ) -> dict[str, Any]:
+        """:meth:`_fail` for a stream; a raised error ends the stream's span first."""
+        try:
+            return self._fail(exc, raise_errors, content)
+        except ZerdaError as err:
+            _telemetry.end_chat(span, None, err)
+            raise
+
     def _native_request(self, messages: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         try:
             req = self._prepare(messages, **kwargs)
@@ -524,26 +534,33 @@ class BaseLLMInterface:
     ) -> dict[str, Any]:
         """One call. Arguments: DESIGN.md §3 (system, tools, tool_choice, max_tokens,
         temperature, top_p, stop, parallel_tool_calls, **native)."""
-        try:
-            native = self._native_request(messages, kwargs)
-            return self._map_response(self._call(native))
-        except Exception as exc:
-            return self._fail(exc, raise_errors)
+        with _telemetry.chat(self, messages, kwargs) as span:
+            try:
+                native = self._native_request(messages, kwargs)
+                result = self._map_response(self._call(native))
+            except Exception as exc:
+                result = self._fail(exc, raise_errors)
+            _telemetry.record_result(span, result)
+            return result
 
     async def generate_async(
         self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
     ) -> dict[str, Any]:
-        try:
-            native = self._native_request(messages, kwargs)
-            return self._map_response(await self._call_async(native))
-        except Exception as exc:
-            return self._fail(exc, raise_errors)
+        with _telemetry.chat(self, messages, kwargs) as span:
+            try:
+                native = self._native_request(messages, kwargs)
+                result = self._map_response(await self._call_async(native))
+            except Exception as exc:
+                result = self._fail(exc, raise_errors)
+            _telemetry.record_result(span, result)
+            return result
 
     def stream(
         self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
     ) -> Iterator[dict[str, Any]]:
         """Yields text and tool_call events, then always a done event (DESIGN.md §7)."""
         acc = StreamAccumulator()
+        span = _telemetry.start_chat(self, messages, kwargs)
         try:
             native = self._native_request(messages, kwargs)
             with self._open_stream(native) as chunks:
@@ -551,14 +568,19 @@ class BaseLLMInterface:
                     yield from self._feed(acc, chunk)
             yield from acc.end_all_calls()
             result = acc.result(self._make_result)
+        except GeneratorExit:  # the consumer stopped reading: not a failure
+            _telemetry.end_chat(span, None, None)
+            raise
         except Exception as exc:
-            result = self._fail(exc, raise_errors, acc.content)
+            result = self._stream_failed(span, exc, raise_errors, acc.content)
+        _telemetry.end_chat(span, result, None)
         yield {"type": "done", "result": result}
 
     async def stream_async(
         self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
     ) -> AsyncIterator[dict[str, Any]]:
         acc = StreamAccumulator()
+        span = _telemetry.start_chat(self, messages, kwargs)
         try:
             native = self._native_request(messages, kwargs)
             async with self._open_stream_async(native) as chunks:
@@ -568,8 +590,12 @@ class BaseLLMInterface:
             for event in acc.end_all_calls():
                 yield event
             result = acc.result(self._make_result)
+        except GeneratorExit:  # the consumer stopped reading: not a failure
+            _telemetry.end_chat(span, None, None)
+            raise
         except Exception as exc:
-            result = self._fail(exc, raise_errors, acc.content)
+            result = self._stream_failed(span, exc, raise_errors, acc.content)
+        _telemetry.end_chat(span, result, None)
         yield {"type": "done", "result": result}
 
     def run(

@@ -14,6 +14,7 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from zerda.llm import _telemetry
 from zerda.llm.base import normalize_tools
 from zerda.llm.errors import ZerdaError
 from zerda.llm.executable import ExecutableTool, ToolOutput
@@ -123,6 +124,13 @@ def _finish(result: dict[str, Any], history: list[Any], usage: Any, turns: int) 
 
 
 def _run_call(call: dict[str, Any], registry: Registry, approve: Approver | None) -> dict[str, Any]:
+    with _telemetry.tool(call) as span:
+        message = _execute(call, registry, approve)
+        _telemetry.record_tool_result(span, message)
+        return message
+
+
+def _execute(call: dict[str, Any], registry: Registry, approve: Approver | None) -> dict[str, Any]:
     if approve is not None and not approve(call):
         return tool_result(call, "The user refused this tool call.", is_error=True)
     fn, kwargs = _prepare_call(call, registry)
@@ -158,6 +166,20 @@ def run(
     ``usage`` summed over all turns and ``turns``. Reaching ``max_turns`` is not an error:
     the last result comes back with its stop_reason unchanged.
     """
+    with _telemetry.agent(llm) as span:
+        result = _loop(llm, messages, tools, max_turns, on_tool_call, kwargs)
+        _telemetry.record_result(span, result)
+        return result
+
+
+def _loop(
+    llm: Any,
+    messages: Any,
+    tools: Sequence[Any],
+    max_turns: int,
+    on_tool_call: Approver | None,
+    kwargs: dict[str, Any],
+) -> dict[str, Any]:
     unified, registry, history = _setup(tools, messages, max_turns)
     usage = None
     for turn in range(1, max_turns + 1):
@@ -176,6 +198,15 @@ def run(
 
 
 async def _run_call_async(
+    call: dict[str, Any], registry: Registry, approve: Approver | None
+) -> dict[str, Any]:
+    with _telemetry.tool(call) as span:
+        message = await _execute_async(call, registry, approve)
+        _telemetry.record_tool_result(span, message)
+        return message
+
+
+async def _execute_async(
     call: dict[str, Any], registry: Registry, approve: Approver | None
 ) -> dict[str, Any]:
     if approve is not None:
@@ -212,6 +243,20 @@ async def run_async(
 ) -> dict[str, Any]:
     """The loop with ``llm.generate_async``; the tools of one turn run concurrently (async
     tools on the event loop, sync tools in threads), results kept in call order."""
+    with _telemetry.agent(llm) as span:
+        result = await _loop_async(llm, messages, tools, max_turns, on_tool_call, kwargs)
+        _telemetry.record_result(span, result)
+        return result
+
+
+async def _loop_async(
+    llm: Any,
+    messages: Any,
+    tools: Sequence[Any],
+    max_turns: int,
+    on_tool_call: Approver | None,
+    kwargs: dict[str, Any],
+) -> dict[str, Any]:
     unified, registry, history = _setup(tools, messages, max_turns)
     usage = None
     for turn in range(1, max_turns + 1):
