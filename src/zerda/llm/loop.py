@@ -22,6 +22,10 @@ from zerda.llm.messages import tool_result
 
 if TYPE_CHECKING:
     from zerda.llm.base import BaseLLMInterface
+    from zerda.llm.fallback import FallbackInterface
+
+    # What the loop drives: an interface, or a fallback over several.
+    LLMLike = BaseLLMInterface | FallbackInterface
 
 Approver = Callable[[dict[str, Any]], "bool | Awaitable[bool]"]
 Registry = dict[str, "Callable[..., Any] | ExecutableTool"]
@@ -152,7 +156,7 @@ async def _await(awaitable: Awaitable[Any]) -> Any:
 
 
 def run(
-    llm: BaseLLMInterface,
+    llm: LLMLike,
     messages: Any,
     *,
     tools: Sequence[Any],
@@ -173,7 +177,7 @@ def run(
 
 
 def _loop(
-    llm: Any,
+    llm: LLMLike,
     messages: Any,
     tools: Sequence[Any],
     max_turns: int,
@@ -233,7 +237,7 @@ async def _execute_async(
 
 
 async def run_async(
-    llm: BaseLLMInterface,
+    llm: LLMLike,
     messages: Any,
     *,
     tools: Sequence[Any],
@@ -250,7 +254,7 @@ async def run_async(
 
 
 async def _loop_async(
-    llm: Any,
+    llm: LLMLike,
     messages: Any,
     tools: Sequence[Any],
     max_turns: int,

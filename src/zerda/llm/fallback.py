@@ -1,0 +1,171 @@
+"""Fallbacks across interfaces (docs/providers.md, "Fallbacks").
+
+``create_interface([llm_a, llm_b])`` or ``create_interface(["anthropic:m1", "openai:m2"],
+options={"anthropic": {...}, "openai": {...}})`` returns a :class:`FallbackInterface`: each
+call goes to the first interface, and moves to the next only when it failed in a way another
+provider may not (rate_limit, server, timeout, connection), after that interface's own
+retries. Any other failure (a 400 is ``invalid_request``) is the answer: another provider
+would refuse the same request. The next interface gets the same arguments and the same
+history, which any provider can continue. A stream moves on only before its first event:
+once text has been shown, starting again elsewhere would show it twice.
+
+Every result says which interface answered in ``result["provider"]`` (its provider name).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from typing import Any
+
+from zerda.llm.errors import RETRYABLE_TYPES, ZerdaError, error_result
+
+__all__ = ["FallbackInterface", "fallback_interface"]
+
+logger = logging.getLogger("zerda")
+
+# The failures another interface may not have; the same as those retried (DESIGN.md §5).
+FALLBACK_TYPES = RETRYABLE_TYPES
+
+
+class FallbackInterface:
+    """generate / generate_async / stream / stream_async / run / run_async over a list of
+    interfaces, tried in order; see the module docstring."""
+
+    # No single provider or model: the spans and results of each call name the one used.
+    provider: str | None = None
+    model: str | None = None
+
+    def __init__(self, interfaces: Sequence[Any], *, raise_errors: bool = False) -> None:
+        if isinstance(interfaces, (str, bytes)) or not interfaces:
+            raise ValueError("a fallback needs a non-empty list of interfaces")
+        self.interfaces = list(interfaces)
+        self.raise_errors = raise_errors
+
+    def __repr__(self) -> str:
+        return f"FallbackInterface({self.interfaces!r})"
+
+    # --- the decisions, shared by every method -------------------------------------------
+
+    def _moves_on(self, index: int, err: ZerdaError) -> bool:
+        """Whether a failure of interface ``index`` sends the call to the next one."""
+        if index == len(self.interfaces) - 1 or err.type not in FALLBACK_TYPES:
+            return False
+        nxt = self.interfaces[index + 1]
+        logger.debug("%s failed (%s): falling back to %s", err.provider, err.type, nxt.provider)
+        return True
+
+    def _give_up(
+        self, err: ZerdaError, llm: Any, raise_errors: bool | None, content: str | None = None
+    ) -> dict[str, Any]:
+        if self.raise_errors if raise_errors is None else raise_errors:
+            raise err
+        return _answered(error_result(err, content), llm)
+
+    # --- public API -------------------------------------------------------------------------
+
+    def generate(
+        self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        for index, llm in enumerate(self.interfaces):
+            try:
+                return _answered(llm.generate(messages, raise_errors=True, **kwargs), llm)
+            except ZerdaError as err:
+                if not self._moves_on(index, err):
+                    return self._give_up(err, llm, raise_errors)
+        raise AssertionError("unreachable: the last interface never moves on")
+
+    async def generate_async(
+        self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        for index, llm in enumerate(self.interfaces):
+            try:
+                result = await llm.generate_async(messages, raise_errors=True, **kwargs)
+                return _answered(result, llm)
+            except ZerdaError as err:
+                if not self._moves_on(index, err):
+                    return self._give_up(err, llm, raise_errors)
+        raise AssertionError("unreachable: the last interface never moves on")
+
+    def stream(
+        self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
+    ) -> Iterator[dict[str, Any]]:
+        for index, llm in enumerate(self.interfaces):
+            texts: list[str] = []
+            try:
+                for event in llm.stream(messages, raise_errors=True, **kwargs):
+                    yield _answered_event(event, llm, texts)
+                return
+            except ZerdaError as err:
+                if texts or not self._moves_on(index, err):
+                    yield _done(self._give_up(err, llm, raise_errors, "".join(texts) or None))
+                    return
+
+    async def stream_async(
+        self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
+    ) -> AsyncIterator[dict[str, Any]]:
+        for index, llm in enumerate(self.interfaces):
+            texts: list[str] = []
+            try:
+                async for event in llm.stream_async(messages, raise_errors=True, **kwargs):
+                    yield _answered_event(event, llm, texts)
+                return
+            except ZerdaError as err:
+                if texts or not self._moves_on(index, err):
+                    yield _done(self._give_up(err, llm, raise_errors, "".join(texts) or None))
+                    return
+
+    def run(
+        self, messages: Any, *, tools: Sequence[Any], max_turns: int = 10, **kwargs: Any
+    ) -> dict[str, Any]:
+        """The tool loop (DESIGN.md §8); each turn's generate falls back on its own."""
+        from zerda.llm.loop import run
+
+        return run(self, messages, tools=tools, max_turns=max_turns, **kwargs)
+
+    async def run_async(
+        self, messages: Any, *, tools: Sequence[Any], max_turns: int = 10, **kwargs: Any
+    ) -> dict[str, Any]:
+        from zerda.llm.loop import run_async
+
+        return await run_async(self, messages, tools=tools, max_turns=max_turns, **kwargs)
+
+
+def fallback_interface(
+    items: Sequence[Any],
+    *,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    raise_errors: bool = False,
+    **common: Any,
+) -> FallbackInterface:
+    """What ``create_interface(list, ...)`` returns. Items are ready interfaces or
+    ``"provider:model"`` names; a name's interface is built with ``common`` options updated
+    by ``options[name]`` (``"openai:m2"``) or else ``options[provider]`` (``"openai"``)."""
+    from zerda.llm.providers import create_interface
+
+    options = options or {}
+
+    def build(item: Any) -> Any:
+        if not isinstance(item, str):
+            return item
+        own = options.get(item, options.get(item.split(":", 1)[0], {}))
+        return create_interface(item, **{**common, "raise_errors": raise_errors, **own})
+
+    return FallbackInterface([build(item) for item in items], raise_errors=raise_errors)
+
+
+def _answered(result: dict[str, Any], llm: Any) -> dict[str, Any]:
+    return {**result, "provider": llm.provider}
+
+
+def _answered_event(event: dict[str, Any], llm: Any, texts: list[str]) -> dict[str, Any]:
+    """The event, its done result saying who answered; text is kept for a later failure.
+    ``texts`` also marks the stream as started, so a failure no longer moves on."""
+    if event["type"] == "done":
+        return _done(_answered(event["result"], llm))
+    texts.append(event["text"] if event["type"] == "text" else "")
+    return event
+
+
+def _done(result: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "done", "result": result}
