@@ -7,7 +7,9 @@ providers run offline and never reach the network. Snippets on the provider page
 ``get_weather`` (the function from tool-calling.md) and ``server`` (a running MockLLMServer)
 without defining them. ``test_*`` functions an example defines are run too, with the
 ``mock_llm_server`` fixture and their ``parametrize`` cases. A block preceded by
-``<!-- not-run: reason -->`` is skipped.
+``<!-- not-run: reason -->`` is skipped; one preceded by ``<!-- file: NAME -->`` is not run
+but written to NAME in the directory the page's examples run in (an MCP server script that
+another example starts).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from zerda.testing import MockLLMServer
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-BLOCK = re.compile(r"(<!-- not-run:[^>]*-->\s*)?```python\n(.*?)```", re.S)
+BLOCK = re.compile(r"(<!-- (?:not-run:|file:)[^>]*-->\s*)?```python\n(.*?)```", re.S)
+FILE = re.compile(r"<!-- file: (\S+) -->\s*```python\n(.*?)```", re.S)
 
 
 def python_blocks(page: Path) -> list[str]:
@@ -54,10 +57,17 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_examples_run(page: Path, offline: MockLLMServer) -> None:
+def test_examples_run(
+    page: Path, offline: MockLLMServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     blocks = python_blocks(page)
     if not blocks:
         pytest.skip("no Python examples")
+    files = FILE.findall(page.read_text())
+    if files:
+        monkeypatch.chdir(tmp_path)
+        for name, text in files:
+            (tmp_path / name).write_text(text)
     namespace: dict[str, Any] = {
         "__name__": f"docs_{page.stem}",
         "get_weather": get_weather,
