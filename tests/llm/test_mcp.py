@@ -201,3 +201,14 @@ async def test_streamable_http_async_with_headers(mock: MockLLMServer, http_url:
     async with MCPTools(http_url, headers={"X-Trace": "1"}) as tools:
         await llm_for(mock, "openai").run_async("1 + 2?", tools=tools)
     assert sent_tool_result(mock, "openai") == expected_tool_result("openai", "3")
+
+
+def test_a_command_that_cannot_start_fails_on_entering() -> None:
+    with pytest.raises(OSError), MCPTools(["/nonexistent/mcp-server"]):
+        pass
+
+
+def test_without_the_sdk_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    with pytest.raises(ImportError, match=r"\[mcp\]"), MCPTools(SERVER):
+        pass

@@ -76,6 +76,7 @@ class MCPTools:
         self._stack: AsyncExitStack | None = None
         self._thread: threading.Thread | None = None
         self._closing: asyncio.Event | None = None
+        self._close_error: BaseException | None = None
 
     def __repr__(self) -> str:
         kind = "url" if isinstance(self._target, str) else "command"
@@ -117,13 +118,16 @@ class MCPTools:
             self._thread = None
             raise
 
-    def __exit__(self, *exc_info: Any) -> None:
+    def __exit__(self, exc_type: Any, *exc_info: Any) -> None:
         loop, closing, thread = self._loop, self._closing, self._thread
         if loop is not None and closing is not None:
             loop.call_soon_threadsafe(closing.set)
         if thread is not None:
             thread.join()
         self._thread = self._closing = None
+        error, self._close_error = self._close_error, None
+        if error is not None and exc_type is None:  # never hide the block's own exception
+            raise error
 
     async def _serve(self, ready: concurrent.futures.Future[list[MCPTool]]) -> None:
         """The one task that opens the session, holds it until ``__exit__`` and closes it."""
@@ -135,11 +139,11 @@ class MCPTools:
                 ready.set_result(tools)
                 await self._closing.wait()
                 self._loop = self._client = None
-        except BaseException as exc:
+        except BaseException as exc:  # reported by __enter__, or by __exit__ when closing
             if not ready.done():
                 ready.set_exception(exc)
             else:
-                raise
+                self._close_error = exc
 
     # --- the session -----------------------------------------------------------------------
 
