@@ -573,6 +573,9 @@ class BaseLLMInterface:
             raise
         except Exception as exc:
             result = self._stream_failed(span, exc, raise_errors, acc.content)
+        except BaseException as exc:  # cancelled, interrupted
+            _telemetry.end_chat(span, None, exc)
+            raise
         _telemetry.end_chat(span, result, None)
         yield {"type": "done", "result": result}
 
@@ -595,6 +598,9 @@ class BaseLLMInterface:
             raise
         except Exception as exc:
             result = self._stream_failed(span, exc, raise_errors, acc.content)
+        except BaseException as exc:  # cancelled, interrupted
+            _telemetry.end_chat(span, None, exc)
+            raise
         _telemetry.end_chat(span, result, None)
         yield {"type": "done", "result": result}
 
