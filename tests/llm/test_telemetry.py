@@ -305,3 +305,12 @@ def test_without_opentelemetry_calls_work_and_nothing_is_imported() -> None:
         "    print(llm.generate('Hello')['content'], _telemetry.tracer())\n"
     )
     assert run_python(code) == "Hi. None"
+
+
+def test_without_a_tracer_provider_no_span_is_made() -> None:
+    code = (
+        "from zerda.llm import _telemetry\n"
+        "class LLM: provider, model = 'openai', 'm'\n"
+        "print(_telemetry.tracer(), _telemetry.chat(LLM, 'hi', {}).__enter__())\n"
+    )
+    assert run_python(code) == "None None"

@@ -4,8 +4,8 @@ When ``opentelemetry-api`` is importable (the ``otel`` extra), Zerda starts span
 tracer provider, with no call to opt in: ``chat`` per generate / stream call (retries happen
 inside it), ``execute_tool`` per tool the loop runs, ``invoke_agent`` per ``run``, parent of
 the others. Without the package nothing is imported: the first span asks for it once, and
-every later call costs one global lookup. With it but no SDK configured, the API's no-op
-tracer makes spans nearly free.
+every later call costs one global lookup. With it but no tracer provider configured, no span
+is made either (the spans would be dropped).
 
 Message content, tool arguments and tool results are recorded only when
 ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` is ``true`` (the variable the
@@ -23,7 +23,8 @@ from typing import Any
 
 CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 _UNSET: Any = object()
-_tracer: Any = _UNSET
+_trace: Any = _UNSET  # the opentelemetry.trace module; None when it is not installed
+_tracer: Any = None
 _NO_SPAN: AbstractContextManager[None] = nullcontext()
 
 # Zerda's usage keys -> the conventions' attributes; keys another version lacks are skipped.
@@ -42,17 +43,24 @@ _REQUEST = {
 
 
 def tracer() -> Any:
-    """The tracer, or None when opentelemetry-api is not installed (looked up once)."""
-    global _tracer
-    if _tracer is _UNSET:
+    """The tracer; None when opentelemetry-api is not installed (looked up once) or when no
+    tracer provider is configured (checked each time: one may be set at any moment)."""
+    global _trace, _tracer
+    if _trace is _UNSET:
         try:
             from opentelemetry import trace
         except ImportError:
-            _tracer = None
+            _trace = None
         else:
             from zerda import __version__
 
-            _tracer = trace.get_tracer("zerda", __version__)
+            # A proxy: it follows the global provider, whenever that is set.
+            _trace, _tracer = trace, trace.get_tracer("zerda", __version__)
+    if _trace is None:
+        return None
+    provider = _trace.get_tracer_provider()
+    if isinstance(provider, (_trace.ProxyTracerProvider, _trace.NoOpTracerProvider)):
+        return None  # nothing would record the spans
     return _tracer
 
 
@@ -114,7 +122,7 @@ def tool(call: Mapping[str, Any]) -> AbstractContextManager[Any]:
 
 @contextmanager
 def _current(name: str, kind: str, attributes: dict[str, Any]) -> Iterator[Any]:
-    with tracer().start_as_current_span(
+    with _tracer.start_as_current_span(
         name,
         kind=_kind(kind),
         attributes=attributes,
