@@ -439,6 +439,13 @@ class MockLLMServer:
             self._state.defaults[_optional_provider(provider)] = script
         return script
 
+    def load_script(self, path: str | os.PathLike[str]) -> int:
+        """Queue the responses of a JSON script file (see ``zerda mock-server --script``);
+        return how many were queued. Raises ``ValueError`` naming the file and entry."""
+        from zerda.testing._scriptfile import load_script
+
+        return load_script(self, path)
+
     def pending(self, provider: str | None = None) -> int:
         """How many queued responses are waiting (in one queue; None: the shared one)."""
         with self._state.lock:
