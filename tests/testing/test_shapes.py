@@ -35,6 +35,7 @@ SCRIPTS = [
     {"text": "hi"},
     {"text": "a", "tool_calls": [{"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {}}]},
     {"tool_calls": [{"name": "f", "arguments": {"a": 1}}], "usage": {"input_tokens": 9, "output_tokens": 7, "reasoning_tokens": 2}},
+    {"tool_calls": [{"name": "f", "arguments": {}, "id": "call_mo1wm122"}], "provider_data": {"gemini": {"thought_signatures": ["c2ln"]}}},
 ]  # fmt: skip
 
 PATHS = {

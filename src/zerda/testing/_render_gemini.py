@@ -48,7 +48,6 @@ _ERROR_STATUSES = {
 _JSON = {"content-type": "application/json; charset=UTF-8"}
 _SSE = {"content-type": "text/event-stream"}
 _ID_CHARS = string.ascii_letters + string.digits + "-_"
-_DEFAULT_SIGNATURE = "bW9jay10aG91Z2h0LXNpZ25hdHVyZQ=="  # base64 of "mock-thought-signature"
 
 
 def wants_stream(req: RecordedRequest) -> bool:
@@ -149,13 +148,11 @@ def _error_body(err: ErrorReply) -> dict[str, Any]:
 
 
 def _thought_signatures(script: Script) -> list[str | None]:
-    """The script's signatures; by default one on the first function call, as Gemini 2.5
-    and later send it (recorded gemini exchanges: ``thoughtSignature`` on the first
-    ``functionCall`` part of a turn). ``{"gemini": {"thought_signatures": []}}`` sends none."""
-    data = (script.provider_data or {}).get("gemini")
-    if isinstance(data, dict) and "thought_signatures" in data:
-        return list(data["thought_signatures"] or [])
-    return [_DEFAULT_SIGNATURE] if script.tool_calls else []
+    """The script's signatures (Gemini 2.5 and later put one on the first ``functionCall``
+    part of a turn, as the recordings show; a script asks for it explicitly, so that results
+    without provider_data stay the default)."""
+    data = (script.provider_data or {}).get("gemini") or {}
+    return list(data.get("thought_signatures") or [])
 
 
 def _finish_reason(script: Script) -> str:

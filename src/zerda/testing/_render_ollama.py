@@ -104,12 +104,16 @@ def _head(script: Script, req: RecordedRequest) -> dict[str, Any]:
 
 
 def _tool_call(call: ScriptedCall, index: int) -> dict[str, Any]:
-    """Today's native tool call: an ``id`` and ``function.index`` (recording
+    """Today's native tool call: ``function.index`` and the ``id`` (recording
     ollama/langchaingo@8d98658ae2a1__llms.ollama.TestCloudToolCall__i00:
-    ``{"id": "call_mo1wm122", "function": {"index": 0, "name", "arguments"}}``)."""
+    ``{"id": "call_mo1wm122", "function": {"index": 0, "name", "arguments"}}``). The id is
+    sent when the script gives one (older Ollama versions send none, and results built
+    from the same script must match between generate and stream)."""
     # A str argument is sent as is: the only way to show a client non-object arguments.
     function = {"index": index, "name": call.name, "arguments": call.arguments}
-    return {"id": call.id or _OPENAI_COMPAT.new_call_id(), "function": function}
+    if call.id is None:
+        return {"function": function}
+    return {"id": call.id, "function": function}
 
 
 def _tool_calls(script: Script) -> list[dict[str, Any]]:

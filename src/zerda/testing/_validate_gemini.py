@@ -34,7 +34,7 @@ SCHEMA_FIELDS = frozenset(
         "max_length", "any_of", "property_ordering",
     }
 )  # fmt: skip
-FUNCTION_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}")
+FUNCTION_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}")
 REQUEST_MAX_BYTES = 20 * 1024 * 1024
 
 
@@ -145,15 +145,17 @@ def _declarations(req: RecordedRequest) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def function_names_valid(req: RecordedRequest) -> Rejection | None:
     """400 for a function name that does not start with a letter or underscore, or holds
-    other characters than letters, digits, ``_ . : -``, or is over 64 characters (API
-    reference, ``FunctionDeclaration.name``)."""
+    other characters than letters, digits, ``_ . : -``, or is over 128 characters (API
+    reference, ``FunctionDeclaration.name``: "a-z, A-Z, 0-9, or contain underscores,
+    colons, dots, and dashes, with a maximum length of 128",
+    https://ai.google.dev/api/caching#FunctionDeclaration)."""
     for path, declaration in _declarations(req):
         name = declaration.get("name")
         if not isinstance(name, str) or not FUNCTION_NAME.fullmatch(name):
             return invalid(
                 f"* GenerateContentRequest.{path}.name: Invalid function name. Must start with "
                 "a letter or an underscore. Must be alphameric (a-z, A-Z, 0-9), underscores "
-                "(_), dots (.), colons (:) or dashes (-), with a maximum length of 64.\n"
+                "(_), dots (.), colons (:) or dashes (-), with a maximum length of 128.\n"
             )
     return None
 
