@@ -47,6 +47,7 @@ def _retry_delay(exc: BaseException, attempt: int) -> float | None:
 # Mistral's message-order rule requires (docs/decisions.md).
 _BRIDGE = {"role": "assistant", "content": "OK."}
 
+
 class MistralInterface(OpenAICompatInterface):
     """Mistral via the ``mistralai`` SDK. Its ``Mistral`` object has sync and async
     methods, so a ready one passed as ``client=`` serves both (``async_client=`` may pass
