@@ -244,6 +244,9 @@ def convert(file: Path, provider: str) -> None:
 # --- mock-server --------------------------------------------------------------------
 
 
+DEFAULT_MOCK_ANSWER = "Hello from MockLLMServer."
+
+
 @main.command("mock-server")
 @click.option(
     "--port",
@@ -252,16 +255,37 @@ def convert(file: Path, provider: str) -> None:
     show_default=True,
     help="Port on 127.0.0.1 (0: any free port).",
 )
-def mock_server(port: int) -> None:
+@click.option(
+    "--script",
+    "script",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A JSON file of responses to queue (see docs/testing.md, Script files).",
+)
+@click.option(
+    "--default-text",
+    default=DEFAULT_MOCK_ANSWER,
+    show_default=True,
+    help="The answer once the queue is empty (a script's own default wins).",
+)
+@click.option("--lenient", is_flag=True, help="Do not validate requests (strict=False).")
+def mock_server(port: int, script: Path | None, default_text: str, lenient: bool) -> None:
     """Run MockLLMServer in the foreground, printing each provider's base URL."""
     from zerda.testing import MockLLMServer
 
-    server = MockLLMServer(port=port)
+    server = MockLLMServer(port=port, strict=not lenient)
+    server.set_default(text=default_text)
+    queued = 0
+    if script is not None:
+        try:
+            queued = server.load_script(script)
+        except ValueError as exc:
+            _fail(str(exc))
     try:
         server.start()
     except OSError as exc:
         _fail(f"cannot listen on 127.0.0.1:{port}: {exc}")
-    click.echo(f"MockLLMServer on {server.url} (Ctrl-C to stop)")
+    click.echo(f"MockLLMServer on {server.url} (Ctrl-C to stop)", nl=False)
+    click.echo(f"; {queued} queued response(s) from {script}" if script else "")
     for provider in registry.NAMES:
         click.echo(f"  {provider:<10} {server.base_url(provider)}")
     try:

@@ -177,7 +177,9 @@ def test_stream_sends_ping_after_the_first_block_start(server: MockLLMServer) ->
     server.enqueue("anthropic", text="Hi")
     body = json.dumps({"model": "m", "max_tokens": 8, "messages": MESSAGES, "stream": True})
     url = server.base_url("anthropic") + "/v1/messages"
-    request = urllib.request.Request(url, data=body.encode(), method="POST")
+    request = urllib.request.Request(
+        url, data=body.encode(), method="POST", headers={"x-api-key": "test-key"}
+    )
 
     with urllib.request.urlopen(request, timeout=5) as response:
         lines = response.read().decode().splitlines()

@@ -227,7 +227,7 @@ def test_stream_unless_the_request_says_false() -> None:
 def test_json_body() -> None:
     script = Script(
         text="Hi",
-        tool_calls=[ScriptedCall("f", {"a": 1}), ScriptedCall("g", {}, id="call_x")],
+        tool_calls=[ScriptedCall("f", {"a": 1}, id="call_f"), ScriptedCall("g", {}, id="call_x")],
         usage={"input_tokens": 3, "output_tokens": 4},
     )
     reply = _render_ollama.render(script, _req({"model": "llama3.2", "stream": False}))
@@ -238,8 +238,8 @@ def test_json_body() -> None:
             "role": "assistant",
             "content": "Hi",
             "tool_calls": [
-                {"function": {"name": "f", "arguments": {"a": 1}}},
-                {"function": {"name": "g", "arguments": {}}, "id": "call_x"},
+                {"id": "call_f", "function": {"index": 0, "name": "f", "arguments": {"a": 1}}},
+                {"id": "call_x", "function": {"index": 1, "name": "g", "arguments": {}}},
             ],
         },
         **DONE,
@@ -250,7 +250,7 @@ def test_json_body() -> None:
 
 
 def test_stream_lines() -> None:
-    script = Script(text="Hello", tool_calls=[ScriptedCall("f", {"a": 1})], fragments=2)
+    script = Script(text="Hello", tool_calls=[ScriptedCall("f", {"a": 1}, "call_f")], fragments=2)
     reply = _render_ollama.render(script, _req({"model": "m"}))
     assert (reply.headers, reply.closing_chunks) == ({"content-type": "application/x-ndjson"}, 1)
     assert all(c.endswith(b"\n") and c.count(b"\n") == 1 for c in reply.chunks or [])
@@ -263,7 +263,9 @@ def test_stream_lines() -> None:
             "message": {
                 "role": "assistant",
                 "content": "",
-                "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}],
+                "tool_calls": [
+                    {"id": "call_f", "function": {"index": 0, "name": "f", "arguments": {"a": 1}}}
+                ],
             },
             "done": False,
         },
@@ -282,7 +284,7 @@ def test_string_arguments_are_sent_as_the_string() -> None:
     script = Script(tool_calls=[ScriptedCall("f", "not json")])
     reply = _render_ollama.render(script, _req({"model": "m", "stream": False}))
     calls = json.loads(reply.body or b"")["message"]["tool_calls"]
-    assert calls == [{"function": {"name": "f", "arguments": "not json"}}]
+    assert calls == [{"function": {"index": 0, "name": "f", "arguments": "not json"}}]
 
 
 def test_error_bodies() -> None:

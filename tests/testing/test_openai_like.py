@@ -70,23 +70,28 @@ def _usage(usage: dict[str, Any] | None) -> tuple[int, int] | None:
 
 
 def _accumulate(chunks: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """Rebuild a completion from stream chunks, joining tool-call fragments by index."""
+    """Rebuild a completion from stream chunks, joining tool-call fragments by index; a
+    call with a new id is a new call, whatever its index (Mistral streams calls whole and
+    unnumbered, which its SDK reads as index 0 for every call)."""
     text, finish, usage = "", None, None
-    calls: dict[int, dict[str, Any]] = {}
+    calls: dict[Any, dict[str, Any]] = {}
     for chunk in chunks:
         usage = chunk.get("usage") or usage
         for choice in chunk.get("choices") or []:
             delta = choice.get("delta") or {}
             text += delta.get("content") or ""
             for tc in delta.get("tool_calls") or []:
-                slot = calls.setdefault(tc.get("index") or 0, {"id": None, "name": None})
+                key: Any = tc.get("index") or 0
+                if tc.get("id") and calls.get(key, {}).get("id") not in (None, tc["id"]):
+                    key = ("id", tc["id"])
+                slot = calls.setdefault(key, {"id": None, "name": None})
                 slot.setdefault("arguments", "")
                 slot["id"] = tc.get("id") or slot["id"]
                 fn = tc.get("function") or {}
                 slot["name"] = fn.get("name") or slot["name"]
                 slot["arguments"] += fn.get("arguments") or ""
             finish = choice.get("finish_reason") or finish
-    ordered = [calls[i] for i in sorted(calls)]
+    ordered = list(calls.values())  # first-seen order: indexes arrive in order
     return {"text": text or None, "calls": ordered, "finish": finish, "usage": _usage(usage)}
 
 
@@ -598,13 +603,11 @@ def test_mistral_json_body() -> None:
                     "tool_calls": [
                         {
                             "id": "call_1",
-                            "type": "function",
                             "function": {"name": "f", "arguments": '{"a": 1}'},
                             "index": 0,
                         }
                     ],
                 },
-                "logprobs": None,
                 "finish_reason": "tool_calls",
             }
         ],
@@ -623,12 +626,7 @@ def test_mistral_stream_sends_each_call_whole_and_usage_on_finish() -> None:
         {"content": "i"},
         {
             "tool_calls": [
-                {
-                    "id": "abcdefghi",
-                    "type": "function",
-                    "function": {"name": "f", "arguments": '{"a": 1}'},
-                    "index": 0,
-                }
+                {"id": "abcdefghi", "function": {"name": "f", "arguments": '{"a": 1}'}},
             ]
         },
         {"content": ""},

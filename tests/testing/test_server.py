@@ -19,7 +19,9 @@ CHAT = {"model": "gpt-test", "messages": [{"role": "user", "content": "hi"}]}
 
 # One client for the whole module: building an httpx.Client (its SSL context) per request
 # would cost more than the requests themselves.
-_HTTP = httpx.Client(timeout=5, limits=httpx.Limits(max_connections=100))
+# The key headers every provider's SDK sends: a strict server refuses a request without.
+AUTH = {"authorization": "Bearer test-key", "x-api-key": "test-key", "x-goog-api-key": "test-key"}
+_HTTP = httpx.Client(timeout=5, limits=httpx.Limits(max_connections=100), headers=AUTH)
 
 
 def post(server: MockLLMServer, path: str, body: object = CHAT, **kw: object) -> httpx.Response:
@@ -519,7 +521,7 @@ def test_keep_alive_serves_several_requests_on_one_connection(
 ) -> None:
     s = mock_llm_server
     s.set_default(text="x")
-    with httpx.Client(base_url=s.url, timeout=5) as client:
+    with httpx.Client(base_url=s.url, timeout=5, headers=AUTH) as client:
         for _ in range(3):
             assert client.post("/openai/v1/chat/completions", json=CHAT).status_code == 200
         lines = client.post("/openai/v1/chat/completions", json={**CHAT, "stream": True})
@@ -555,7 +557,7 @@ async def test_async_clients_share_the_server(mock_llm_server: MockLLMServer) ->
 
     s = mock_llm_server
     s.set_default(text="async")
-    async with httpx.AsyncClient(base_url=s.url, timeout=5) as client:
+    async with httpx.AsyncClient(base_url=s.url, timeout=5, headers=AUTH) as client:
         resps = await asyncio.gather(
             *(client.post("/openai/v1/chat/completions", json=CHAT) for _ in range(10))
         )

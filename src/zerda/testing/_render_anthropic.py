@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from zerda.testing._ids import anthropic_call_id, message_id
-from zerda.testing._render_openai import resolve_stop, script_usage, split_fragments
+from zerda.testing._render_openai import resolve_stop, script_usage, split_fragments, usage_part
 from zerda.testing._script import ErrorReply, RecordedRequest, Reply, Script
 
 _NATIVE_STOP = {
@@ -78,7 +78,21 @@ def _message(script: Script, req: RecordedRequest) -> dict[str, Any]:
         "content": _content_blocks(script),
         "stop_reason": _stop_reason(script),
         "stop_sequence": _stop_sequence(script, req),
-        "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+        "usage": _usage(script, usage[1]),
+    }
+
+
+def _usage(script: Script, output_tokens: int) -> dict[str, Any]:
+    """Today's usage object: input without the cache tokens, the cache fields, and the
+    service tier (recorded anthropic exchanges all carry them)."""
+    read, write = usage_part(script, "cache_read_tokens"), usage_part(script, "cache_write_tokens")
+    return {
+        "input_tokens": script_usage(script)[0] - read - write,
+        "cache_creation_input_tokens": write,
+        "cache_read_input_tokens": read,
+        "cache_creation": {"ephemeral_5m_input_tokens": write, "ephemeral_1h_input_tokens": 0},
+        "output_tokens": output_tokens,
+        "service_tier": "standard",
     }
 
 
@@ -99,10 +113,9 @@ def _content_blocks(script: Script) -> list[dict[str, Any]]:
 
 
 def _stream_events(script: Script, req: RecordedRequest) -> list[bytes]:
-    input_tokens, output_tokens = script_usage(script)
     start = _message(script, req)
     start.update(content=[], stop_reason=None, stop_sequence=None)
-    start["usage"] = {"input_tokens": input_tokens, "output_tokens": 1}
+    start["usage"] = _usage(script, 1)
     events = [_event("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(_stream_blocks(script)):
         block_events = _block_events(index, block, script.fragments)
@@ -113,11 +126,19 @@ def _stream_events(script: Script, req: RecordedRequest) -> list[bytes]:
     events.append(
         _event(
             "message_delta",
-            {"type": "message_delta", "delta": delta, "usage": {"output_tokens": output_tokens}},
+            {"type": "message_delta", "delta": delta, "usage": _delta_usage(script)},
         )
     )
     events.append(_event("message_stop", {"type": "message_stop"}))
     return events
+
+
+def _delta_usage(script: Script) -> dict[str, int]:
+    """``message_delta``'s cumulative usage: input and cache counts too, as today's streams
+    send them (recorded anthropic streams)."""
+    usage = _usage(script, script_usage(script)[1])
+    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    return {**{k: usage[k] for k in keys}, "output_tokens": usage["output_tokens"]}
 
 
 def _stream_blocks(script: Script) -> list[dict[str, Any]]:

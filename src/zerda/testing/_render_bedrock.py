@@ -11,12 +11,14 @@ sequential in the real protocol, so ``Script.interleave`` changes nothing here.
 from __future__ import annotations
 
 import json
+import secrets
+import string
 import uuid
 from typing import Any
 
 from zerda.testing._eventstream import encode_event, encode_exception
 from zerda.testing._ids import bedrock_call_id
-from zerda.testing._render_openai import resolve_stop, script_usage, split_fragments
+from zerda.testing._render_openai import resolve_stop, script_usage, split_fragments, usage_part
 from zerda.testing._script import ErrorReply, RecordedRequest, Reply, Script
 
 _NATIVE_STOP = {
@@ -30,6 +32,9 @@ _NATIVE_STOP = {
 
 _ERROR_TYPES = {
     400: "ValidationException",
+    # AWS answers bad credentials with this code (botocore maps it to an auth failure);
+    # a queued 401 is rendered as that auth error, not as a validation error.
+    401: "UnrecognizedClientException",
     403: "AccessDeniedException",
     404: "ResourceNotFoundException",
     408: "ModelTimeoutException",
@@ -47,6 +52,7 @@ _STREAM_EXCEPTIONS = {
     503: "serviceUnavailableException",
 }
 
+_PADDING = string.ascii_lowercase + string.ascii_uppercase + string.digits
 _ERROR_NAMESPACE = ":http://internal.amazon.com/coral/com.amazon.bedrock/"
 _LATENCY_MS = 120
 
@@ -114,7 +120,7 @@ def _content(script: Script) -> list[dict[str, Any]]:
 
 
 def _stream_events(script: Script) -> list[bytes]:
-    events = [encode_event("messageStart", {"role": "assistant"})]
+    events = [_event("messageStart", {"role": "assistant"})]
     index = 0
     if script.text:
         events.extend(_text_block(index, script.text, script.fragments))
@@ -122,9 +128,9 @@ def _stream_events(script: Script) -> list[bytes]:
     for call, call_id in _calls_with_ids(script):
         events.extend(_tool_block(index, call_id, call.name, call.arguments, script.fragments))
         index += 1
-    events.append(encode_event("messageStop", {"stopReason": _stop_reason(script)}))
+    events.append(_event("messageStop", {"stopReason": _stop_reason(script)}))
     metadata = {"metrics": {"latencyMs": _LATENCY_MS}, "usage": _usage(script)}
-    events.append(encode_event("metadata", metadata))
+    events.append(_event("metadata", metadata))
     return events
 
 
@@ -137,18 +143,18 @@ def _tool_block(index: int, call_id: str, name: str, arguments: Any, fragments: 
     start = {"contentBlockIndex": index, "start": {"toolUse": {"toolUseId": call_id, "name": name}}}
     text = arguments if isinstance(arguments, str) else json.dumps(arguments)
     deltas = [{"toolUse": {"input": piece}} for piece in split_fragments(text, fragments)]
-    return [encode_event("contentBlockStart", start), *_deltas(index, deltas), _stop(index)]
+    return [_event("contentBlockStart", start), *_deltas(index, deltas), _stop(index)]
 
 
 def _deltas(index: int, deltas: list[dict[str, Any]]) -> list[bytes]:
     return [
-        encode_event("contentBlockDelta", {"contentBlockIndex": index, "delta": delta})
+        _event("contentBlockDelta", {"contentBlockIndex": index, "delta": delta})
         for delta in deltas
     ]
 
 
 def _stop(index: int) -> bytes:
-    return encode_event("contentBlockStop", {"contentBlockIndex": index})
+    return _event("contentBlockStop", {"contentBlockIndex": index})
 
 
 # -- shared pieces -------------------------------------------------------------------------
@@ -164,13 +170,26 @@ def _stop_reason(script: Script) -> str:
     return _NATIVE_STOP[resolve_stop(script)]
 
 
-def _usage(script: Script) -> dict[str, int]:
+def _usage(script: Script) -> dict[str, Any]:
+    """Converse usage: ``inputTokens`` without cache tokens, the cache counts only when
+    caching happened, and ``serverToolUsage`` (recorded bedrock exchanges)."""
     input_tokens, output_tokens = script_usage(script)
-    return {
-        "inputTokens": input_tokens,
+    read, write = usage_part(script, "cache_read_tokens"), usage_part(script, "cache_write_tokens")
+    usage: dict[str, Any] = {
+        "inputTokens": input_tokens - read - write,
         "outputTokens": output_tokens,
         "totalTokens": input_tokens + output_tokens,
     }
+    if read or write:
+        usage.update(cacheReadInputTokens=read, cacheWriteInputTokens=write)
+    usage["serverToolUsage"] = {}
+    return usage
+
+
+def _event(event_type: str, payload: dict[str, Any]) -> bytes:
+    """A stream event with Bedrock's ``p`` padding field (a run of letters and digits that
+    varies the message length; recorded bedrock streams' events all carry it)."""
+    return encode_event(event_type, {**payload, "p": _PADDING[: secrets.randbelow(50) + 1]})
 
 
 def _dumps(data: Any) -> bytes:

@@ -19,7 +19,7 @@ import secrets
 import string
 from typing import Any
 
-from zerda.testing._render_openai import resolve_stop, script_usage, split_fragments
+from zerda.testing._render_openai import resolve_stop, script_usage, split_fragments, usage_part
 from zerda.testing._script import ErrorReply, RecordedRequest, Reply, Script
 
 _NATIVE_STOP = {
@@ -57,6 +57,12 @@ def wants_stream(req: RecordedRequest) -> bool:
 def render(script: Script, req: RecordedRequest) -> Reply:
     response_id = "".join(secrets.choice(_ID_CHARS) for _ in range(23))
     model = script.model or _path_model(req)
+    if wants_stream(req) and req.query.get("alt") != "sse":
+        # Without alt=sse the API streams one JSON array, element by element.
+        pieces = [_dumps(c) for c in _stream_chunks(script, model, response_id)]
+        chunks = [(b"[" if i == 0 else b",\r\n") + p for i, p in enumerate(pieces)]
+        chunks[-1] += b"]"
+        return Reply(200, dict(_JSON), chunks=chunks, closing_chunks=1)
     if wants_stream(req):
         chunks = [_sse(c) for c in _stream_chunks(script, model, response_id)]
         # The last chunk carries finishReason and usage; a stream_error replaces it.
@@ -134,13 +140,17 @@ def _sse(data: dict[str, Any]) -> bytes:
 
 def _error_body(err: ErrorReply) -> dict[str, Any]:
     status = err.error_type or _ERROR_STATUSES.get(err.status, "UNKNOWN")
-    return {"error": {"code": err.status, "message": err.message, "status": status}}
+    error = {"code": err.status, "message": err.message, "status": status}
+    return {"error": {**error, **(err.fields or {})}}
 
 
 # -- shared pieces -------------------------------------------------------------------------
 
 
 def _thought_signatures(script: Script) -> list[str | None]:
+    """The script's signatures (Gemini 2.5 and later put one on the first ``functionCall``
+    part of a turn, as the recordings show; a script asks for it explicitly, so that results
+    without provider_data stay the default)."""
     data = (script.provider_data or {}).get("gemini") or {}
     return list(data.get("thought_signatures") or [])
 
@@ -151,16 +161,23 @@ def _finish_reason(script: Script) -> str:
     return _NATIVE_STOP[resolve_stop(script)]
 
 
-def _usage(script: Script, *, final: bool) -> dict[str, int]:
-    """Token counts; chunks before the last report the prompt only, as Gemini does."""
-    prompt, candidates = script_usage(script)
-    if not final:
-        return {"promptTokenCount": prompt, "totalTokenCount": prompt}
-    return {
-        "promptTokenCount": prompt,
-        "candidatesTokenCount": candidates,
-        "totalTokenCount": prompt + candidates,
-    }
+def _usage(script: Script, *, final: bool) -> dict[str, Any]:
+    """Token counts; chunks before the last report the prompt only, as Gemini does.
+    ``candidatesTokenCount`` leaves out ``thoughtsTokenCount``; zero counts are left out
+    (recorded gemini exchanges)."""
+    prompt, output = script_usage(script)
+    thoughts = usage_part(script, "reasoning_tokens")
+    cached = usage_part(script, "cache_read_tokens")
+    usage: dict[str, Any] = {"promptTokenCount": prompt}
+    if final:
+        usage["candidatesTokenCount"] = output - thoughts
+    usage["totalTokenCount"] = prompt + (output if final else 0)
+    if cached:
+        usage["cachedContentTokenCount"] = cached
+    usage["promptTokensDetails"] = [{"modality": "TEXT", "tokenCount": prompt}]
+    if final and thoughts:
+        usage["thoughtsTokenCount"] = thoughts
+    return usage
 
 
 def _path_model(req: RecordedRequest) -> str:

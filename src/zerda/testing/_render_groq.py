@@ -66,12 +66,21 @@ class GroqRenderer(OpenAIRenderer):
 
     def error_body(self, err: ErrorReply) -> dict[str, Any]:
         error = super().error_body(err)["error"]
-        del error["param"]
+        if "param" not in (err.fields or {}):
+            del error["param"]  # Groq's errors carry no param
         return {"error": error}
 
     def render_stream_error(self, err: ErrorReply) -> bytes:
+        """Groq's in-stream error: ``event: error`` with the error and its status, e.g.
+        ``fields={"code": "tool_use_failed", "failed_generation": "..."}`` for a model
+        output Groq could not parse as a tool call (groq-python handles ``event: error``,
+        https://github.com/groq/groq-python/pull/119)."""
         error = {**self.error_body(err)["error"], "status_code": err.status}
         return sse({"error": error}, event="error")
+
+    def stream_envelope(self, base: dict[str, Any]) -> dict[str, Any]:
+        # Groq's stream chunks carry no service_tier (recorded groq streams).
+        return {k: v for k, v in base.items() if k != "service_tier"}
 
 
 def _request_id() -> str:

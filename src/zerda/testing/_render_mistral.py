@@ -46,15 +46,28 @@ class MistralRenderer(OpenAIRenderer):
         tool_calls = [self.tool_call(c, i) for i, c in enumerate(calls)] or None
         return {"role": "assistant", "content": script.text or "", "tool_calls": tool_calls}
 
+    def choice_extras(self) -> dict[str, Any]:
+        return {}  # Mistral's choices carry no logprobs (recorded mistral exchanges)
+
     def tool_call(self, call: ScriptedCall, index: int | None = None) -> dict[str, Any]:
+        # No "type" (recorded mistral exchanges); JSON responses number the calls.
         fn = {"name": call.name, "arguments": arguments_text(call)}
-        return {"id": call.id, "type": "function", "function": fn, "index": index or 0}
+        return {"id": call.id, "function": fn, "index": index or 0}
 
     def first_delta(self, script: Script) -> dict[str, Any]:
         return {"role": "assistant", "content": ""}
 
     def call_deltas(self, calls: list[ScriptedCall], script: Script) -> list[dict[str, Any]]:
-        return [{"tool_calls": [self.tool_call(c, i)]} for i, c in enumerate(calls)]
+        """All calls whole in one delta, with no ``index``: real Mistral streams omit it
+        (recording mistral/magentic__chat_model.test_mistral_chat_model.test_mistral_chat_model_acomplete_async_parallel_function_call__i00),
+        which clients that key calls by index must survive."""
+        if not calls:
+            return []
+        return [{"tool_calls": [self._whole_call(c) for c in calls]}]
+
+    @staticmethod
+    def _whole_call(call: ScriptedCall) -> dict[str, Any]:
+        return {"id": call.id, "function": {"name": call.name, "arguments": arguments_text(call)}}
 
     def finish_chunk(self, script: Script, base: dict[str, Any]) -> dict[str, Any]:
         reason = self.finish_reason(script)
@@ -67,14 +80,15 @@ class MistralRenderer(OpenAIRenderer):
         return []  # usage rides on the finish chunk
 
     def error_body(self, err: ErrorReply) -> dict[str, Any]:
-        kind = super().error_body(err)["error"]["type"]
-        return {
+        kind = err.error_type or super().error_body(err)["error"]["type"]
+        body = {
             "object": "error",
             "message": err.message,
             "type": kind,
             "param": None,
             "code": str(err.status),
         }
+        return {**body, **(err.fields or {})}
 
 
 _RENDERER = MistralRenderer()

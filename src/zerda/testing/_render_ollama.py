@@ -41,7 +41,7 @@ class OllamaOpenAIRenderer(OpenAIRenderer):
     stream_content_type = "text/event-stream"
 
     def new_call_id(self) -> str:
-        return "call_" + _ids.mistral_call_id().lower()[:8]
+        return "call_" + _ids.mistral_call_id().lower()[:8]  # e.g. call_mo1wm122
 
     def envelope(self, script: Script, req: RecordedRequest, obj: str, rid: str) -> dict[str, Any]:
         base = super().envelope(script, req, obj, rid)
@@ -103,18 +103,27 @@ def _head(script: Script, req: RecordedRequest) -> dict[str, Any]:
     return {"model": model or "mock-model", "created_at": stamp}
 
 
-def _tool_call(call: ScriptedCall) -> dict[str, Any]:
+def _tool_call(call: ScriptedCall, index: int) -> dict[str, Any]:
+    """Today's native tool call: ``function.index`` and the ``id`` (recording
+    ollama/langchaingo@8d98658ae2a1__llms.ollama.TestCloudToolCall__i00:
+    ``{"id": "call_mo1wm122", "function": {"index": 0, "name", "arguments"}}``). The id is
+    sent when the script gives one (older Ollama versions send none, and results built
+    from the same script must match between generate and stream)."""
     # A str argument is sent as is: the only way to show a client non-object arguments.
-    out: dict[str, Any] = {"function": {"name": call.name, "arguments": call.arguments}}
-    if call.id is not None:
-        out["id"] = call.id
-    return out
+    function = {"index": index, "name": call.name, "arguments": call.arguments}
+    if call.id is None:
+        return {"function": function}
+    return {"id": call.id, "function": function}
+
+
+def _tool_calls(script: Script) -> list[dict[str, Any]]:
+    return [_tool_call(c, i) for i, c in enumerate(script.tool_calls)]
 
 
 def _message(script: Script) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": script.text or ""}
     if script.tool_calls:
-        message["tool_calls"] = [_tool_call(c) for c in script.tool_calls]
+        message["tool_calls"] = _tool_calls(script)
     return message
 
 
@@ -143,7 +152,7 @@ def _stream_chunks(script: Script, req: RecordedRequest) -> list[dict[str, Any]]
         message: dict[str, Any] = {
             "role": "assistant",
             "content": "",
-            "tool_calls": [_tool_call(c) for c in script.tool_calls],
+            "tool_calls": _tool_calls(script),
         }
         out.append({**head, "message": message, "done": False})
     final = {**head, "message": {"role": "assistant", "content": ""}, **_done(script)}

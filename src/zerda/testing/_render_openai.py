@@ -69,6 +69,12 @@ def script_usage(script: Script) -> tuple[int, int]:
     return int(usage["input_tokens"]), int(usage["output_tokens"])
 
 
+def usage_part(script: Script, key: str) -> int:
+    """An optional usage count of the script (``cache_read_tokens``, ``cache_write_tokens``,
+    ``reasoning_tokens``, in DESIGN.md §12's sense), 0 when not given."""
+    return int((script.usage or {}).get(key) or 0)
+
+
 def sse(data: Any, event: str | None = None) -> bytes:
     """One server-sent event: ``data: <json>`` (after ``event:`` when named)."""
     head = f"event: {event}\n" if event else ""
@@ -142,6 +148,14 @@ class OpenAIRenderer:
             "system_fingerprint": "fp_mock",
         }
 
+    def stream_envelope(self, base: dict[str, Any]) -> dict[str, Any]:
+        """The envelope of stream chunks (the JSON one unless a provider differs)."""
+        return base
+
+    def choice_extras(self) -> dict[str, Any]:
+        """Fields every choice carries besides index, message/delta and finish_reason."""
+        return {"logprobs": None}
+
     def message(self, script: Script, calls: list[ScriptedCall]) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": script.text}
         if calls:
@@ -159,14 +173,13 @@ class OpenAIRenderer:
 
     def error_body(self, err: ErrorReply) -> dict[str, Any]:
         kind, code = _ERROR_KINDS.get(err.status, ("server_error", None))
-        return {
-            "error": {
-                "message": err.message,
-                "type": err.error_type or kind,
-                "param": None,
-                "code": code,
-            }
+        error = {
+            "message": err.message,
+            "type": err.error_type or kind,
+            "param": None,
+            "code": code,
         }
+        return {"error": {**error, **(err.fields or {})}}
 
     def stream_usage_chunks(
         self, script: Script, req: RecordedRequest, base: dict[str, Any]
@@ -179,7 +192,7 @@ class OpenAIRenderer:
 
     def finish_chunk(self, script: Script, base: dict[str, Any]) -> dict[str, Any]:
         reason = self.finish_reason(script)
-        choice = {"index": 0, "delta": {}, "logprobs": None, "finish_reason": reason}
+        choice = {"index": 0, "delta": {}, **self.choice_extras(), "finish_reason": reason}
         return {**base, "choices": [choice]}
 
     def first_delta(self, script: Script) -> dict[str, Any]:
@@ -229,7 +242,7 @@ class OpenAIRenderer:
         choice = {
             "index": 0,
             "message": self.message(script, calls),
-            "logprobs": None,
+            **self.choice_extras(),
             "finish_reason": self.finish_reason(script),
         }
         body = self.envelope(script, req, "chat.completion", self.response_id())
@@ -246,9 +259,16 @@ class OpenAIRenderer:
         self, script: Script, req: RecordedRequest, calls: list[ScriptedCall]
     ) -> tuple[list[bytes], int]:
         """The SSE chunks, and how many of them close the stream (finish, usage, [DONE])."""
-        base = self.envelope(script, req, "chat.completion.chunk", self.response_id())
+        base = self.stream_envelope(
+            self.envelope(script, req, "chat.completion.chunk", self.response_id())
+        )
         content = [
-            {**base, "choices": [{"index": 0, "delta": d, "logprobs": None, "finish_reason": None}]}
+            {
+                **base,
+                "choices": [
+                    {"index": 0, "delta": d, **self.choice_extras(), "finish_reason": None}
+                ],
+            }
             for d in self.deltas(script, calls)
         ]
         closing = [self.finish_chunk(script, base), *self.stream_usage_chunks(script, req, base)]

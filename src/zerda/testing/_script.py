@@ -31,7 +31,9 @@ class Script:
     tool_calls: list[ScriptedCall] = field(default_factory=list)
     stop_reason: StopReason = "auto"
     native_stop_reason: str | None = None  # sent verbatim instead of the mapped value
-    usage: dict[str, int] | None = None  # {"input_tokens", "output_tokens"}; None: defaults
+    # {"input_tokens", "output_tokens"} (all input, all output), optionally
+    # "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"; None: 10 in, 5 out.
+    usage: dict[str, int] | None = None
     # Keyed by provider, as in Zerda's assistant messages:
     #   {"gemini": {"thought_signatures": ["base64" | None, ...]}}  (one per tool call)
     #   {"anthropic": {"thinking": [{"type": "thinking", "thinking": str, "signature": str}
@@ -61,6 +63,13 @@ class ErrorReply:
     error_type: str | None = None  # provider-specific code; None: derived from status
     retry_after: float | None = None
     delay: float = 0.0
+    # Merged last into the provider's error object (the body itself where the error is the
+    # body, as on Mistral and Bedrock): e.g. {"code": "tool_use_failed",
+    # "failed_generation": "..."} for Groq, {"param": "messages.[1].role", "code": None}.
+    fields: dict[str, Any] | None = None
+    # The whole JSON body, in place of the provider's usual error shape, for the answers
+    # that have another one (Mistral's gateway 401 is {"detail": "Unauthorized"}).
+    body: Any = None
 
 
 @dataclass
@@ -113,3 +122,4 @@ class RecordedRequest:
     headers: dict[str, str]  # lower-cased names; credentials removed
     body: Any  # parsed JSON, or None when the body is empty or not JSON
     raw_body: bytes = b""
+    rejected_by: str | None = None  # the validation rule the request broke (strict servers)

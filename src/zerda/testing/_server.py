@@ -14,6 +14,11 @@ Renderer interface (pure functions, no I/O)::
 
 The server owns everything about timing and transport: ``delay``, ``chunk_delay``,
 ``cut_after``, ``stream_error`` placement, ``invalid_json_body``, faults and raw replay.
+
+Before answering, a strict server (the default) checks the request as the real API does
+(``_validate.py`` and one ``_validate_<wire>.py`` per wire); a broken rule is answered with
+the provider's own error. ``record_to``/``upstream`` proxy and record, ``replay_from``
+replays a cassette (``_cassette.py``).
 """
 
 from __future__ import annotations
@@ -22,11 +27,13 @@ import base64
 import contextlib
 import importlib
 import json
+import os
 import re
 import socket
 import sys
 import threading
 import traceback
+import uuid
 from collections import deque
 from dataclasses import dataclass, fields, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -35,6 +42,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from zerda.llm import registry
+from zerda.testing import _cassette, _ids, _validate
 from zerda.testing._script import (
     ErrorReply,
     Fault,
@@ -123,7 +131,7 @@ def _parse_json(raw: bytes) -> Any:
         return None
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # a body nested ~1,000 levels is not an error here
         return None
 
 
@@ -221,9 +229,33 @@ class MockLLMServer:
     fixture ``mock_llm_server``, or in the foreground with ``run_forever()``.
     """
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        strict: bool = True,
+        record_to: str | os.PathLike[str] | None = None,
+        upstream: dict[str, str] | None = None,
+        replay_from: str | os.PathLike[str] | None = None,
+    ) -> None:
+        """``strict``: refuse what the real API refuses (DESIGN.md §17). ``record_to`` with
+        ``upstream`` (provider -> the base URL its SDK would use): proxy those providers and
+        write every exchange to the cassette at ``record_to``. ``replay_from``: answer from a
+        cassette, byte for byte."""
+        if record_to is not None and replay_from is not None:
+            raise ValueError("record_to and replay_from cannot be used together")
+        if (record_to is None) != (upstream is None):
+            raise ValueError("record_to and upstream go together")
         self._host = host
         self._port = port
+        self.strict = strict
+        self._recorder = (
+            _cassette.Recorder(record_to, {normalize_provider(p): u for p, u in upstream.items()})
+            if record_to is not None and upstream is not None
+            else None
+        )
+        self._player = _cassette.Player.load(replay_from) if replay_from is not None else None
         self._state = _State()
         self._stopping = threading.Event()
         self._httpd: _HTTPServer | None = None
@@ -407,6 +439,13 @@ class MockLLMServer:
             self._state.defaults[_optional_provider(provider)] = script
         return script
 
+    def load_script(self, path: str | os.PathLike[str]) -> int:
+        """Queue the responses of a JSON script file (see ``zerda mock-server --script``);
+        return how many were queued. Raises ``ValueError`` naming the file and entry."""
+        from zerda.testing._scriptfile import load_script
+
+        return load_script(self, path)
+
     def pending(self, provider: str | None = None) -> int:
         """How many queued responses are waiting (in one queue; None: the shared one)."""
         with self._state.lock:
@@ -559,10 +598,21 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_plain(404, _generic_error(message))
             return
         provider = route.provider
-        if not route.known:
-            message = f"MockLLMServer: unknown path for {provider}: {req.method} {req.path}"
-            self._send_error_reply(provider, ErrorReply(404, message))
+        if mock._player is not None:
+            self._replay(mock._player, req)
             return
+        if mock._recorder is not None and mock._recorder.proxies(provider):
+            self._proxy(mock._recorder, req)
+            return
+        if not route.known:
+            self._send_error_reply(provider, _unknown_path(provider, req))
+            return
+        if mock.strict:
+            rejection = _validate.check(wire_of(provider), req)
+            if rejection is not None:
+                req.rejected_by = rejection.rule
+                self._send_error_reply(provider, rejection.to_error())
+                return
         item = mock._next(provider)
         if item is None:
             message = f"MockLLMServer: nothing queued for {provider} {req.method} {req.path}"
@@ -591,9 +641,9 @@ class _Handler(BaseHTTPRequestHandler):
             if script.invalid_json_body and reply.body:
                 # Half of a JSON document is never valid JSON.
                 reply = replace(reply, body=reply.body[: len(reply.body) // 2])
-            self._send_reply(reply)
+            self._send_reply(_with_request_id(provider, reply))
             return
-        self._stream_script(mock, renderer, script, reply)
+        self._stream_script(mock, renderer, script, _with_request_id(provider, reply))
 
     def _stream_script(
         self, mock: MockLLMServer, renderer: ModuleType, script: Script, reply: Reply
@@ -664,7 +714,41 @@ class _Handler(BaseHTTPRequestHandler):
             )
         if err.retry_after is not None:
             reply = replace(reply, headers={**_retry_headers(err.retry_after), **reply.headers})
-        self._send_reply(reply)
+        if err.body is not None:
+            reply = replace(reply, body=json.dumps(err.body).encode("utf-8"))
+        self._send_reply(_with_request_id(provider, reply))
+
+    # -- record and replay ----------------------------------------------------------
+
+    def _replay(self, player: _cassette.Player, req: RecordedRequest) -> None:
+        exchange = player.match(req)
+        if exchange is None:
+            message = (
+                f"MockLLMServer: no recording matched {req.method} {req.path} for "
+                f"{req.provider} in {player.path}"
+            )
+            self._send_error_reply(req.provider, ErrorReply(400, message))
+            return
+        response = exchange.response
+        if response.chunks is None:
+            self._send_reply(Reply(response.status, response.headers, body=response.body))
+            return
+        self._start_stream(Reply(response.status, response.headers, chunks=response.chunks))
+        for chunk in response.chunks:
+            self._write_chunk(chunk)
+        self._end_stream()
+
+    def _proxy(self, recorder: _cassette.Recorder, req: RecordedRequest) -> None:
+        """Forward to the upstream, pass the answer through as it arrives, record it."""
+        upstream = recorder.open(req, self._headers(), self.path)
+        if upstream.chunked:
+            self._start_stream(Reply(upstream.status, upstream.headers))
+            for chunk in upstream.chunks():
+                self._write_chunk(chunk)
+            self._end_stream()
+        else:
+            self._send_reply(Reply(upstream.status, upstream.headers, body=upstream.read()))
+        recorder.save(req, upstream)
 
     # -- writing --------------------------------------------------------------------
 
@@ -722,6 +806,41 @@ def _without_framing(headers: dict[str, str]) -> dict[str, str]:
 def _retry_headers(seconds: float) -> dict[str, str]:
     text = str(int(seconds)) if float(seconds).is_integer() else str(seconds)
     return {"retry-after": text, "retry-after-ms": str(int(seconds * 1000))}
+
+
+def _unknown_path(provider: str, req: RecordedRequest) -> ErrorReply:
+    """404 for a path the provider does not serve: never ``model_not_found``, which names a
+    model the request did not get wrong (OpenAI answers an unknown URL with ``code: null``)."""
+    message = f"MockLLMServer: unknown path for {provider}: {req.method} {req.path}"
+    return ErrorReply(404, message, fields={"code": None})
+
+
+# Response headers carrying a request id, as each API sends one (OpenAI and Groq
+# ``x-request-id``: https://platform.openai.com/docs/api-reference/debugging-requests;
+# Anthropic ``request-id``: https://docs.anthropic.com/en/api/errors#request-id; Mistral's
+# gateway ``x-kong-request-id`` and ``mistral-correlation-id``).
+_REQUEST_ID_HEADERS: dict[str, tuple[str, ...]] = {
+    "openai": ("x-request-id",),
+    "groq": ("x-request-id",),
+    "mistral": ("mistral-correlation-id", "x-kong-request-id"),
+    "anthropic": ("request-id",),
+}
+
+
+def _with_request_id(provider: str, reply: Reply) -> Reply:
+    names = _REQUEST_ID_HEADERS.get(wire_of(provider), ())
+    if not names or any(n in reply.headers for n in names):
+        return reply
+    value = _request_id(wire_of(provider))
+    return replace(reply, headers={**reply.headers, **dict.fromkeys(names, value)})
+
+
+def _request_id(wire: str) -> str:
+    if wire == "anthropic":
+        return _ids.message_id("req_011C")
+    if wire == "mistral":
+        return str(uuid.uuid4())
+    return "req_" + uuid.uuid4().hex
 
 
 def _generic_error(message: str) -> bytes:

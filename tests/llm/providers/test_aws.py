@@ -827,7 +827,7 @@ def test_recorded_exchange(
         (500, "InternalServerException", "server", True),
         (503, "ServiceUnavailableException", "server", True),
         (424, "ModelErrorException", "server", False),  # a status §5 does not retry
-        (401, None, "invalid_request", False),  # the mock's default code for a 4xx
+        (401, None, "authentication", False),  # the mock renders a 401 as AWS's auth error
     ],
 )
 def test_client_errors(
@@ -848,7 +848,7 @@ def test_client_errors(
         "message": None,
         "error": {
             "type": kind,
-            "message": f"{code or 'ValidationException'}: nope",
+            "message": f"{code or 'UnrecognizedClientException'}: nope",
             "status_code": status,
             "provider": "bedrock",
             "retryable": retryable,

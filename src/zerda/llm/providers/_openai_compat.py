@@ -18,6 +18,7 @@ from zerda.llm._stream import StreamAccumulator
 from zerda.llm.base import BaseLLMInterface, Request
 from zerda.llm.errors import (
     ConnectionError,
+    InvalidRequestError,
     ServerError,
     TimeoutError,
     ZerdaError,
@@ -246,7 +247,12 @@ class OpenAICompatInterface(BaseLLMInterface):
 
     def _map_messages(self, req: Request) -> list[dict[str, Any]]:
         head = [{"role": "system", "content": req.system}] if req.system else []
-        return head + [self._map_message(m) for m in req.messages]
+        messages = head + [self._map_message(m) for m in req.messages]
+        if not messages:
+            # The API refuses it: "Invalid 'messages': empty array. Expected an array with
+            # minimum length 1" (https://platform.openai.com/docs/api-reference/chat/create).
+            raise InvalidRequestError(f"messages: {self.provider} needs at least one message")
+        return messages
 
     def _map_message(self, message: dict[str, Any]) -> dict[str, Any]:
         return _map_message(message)

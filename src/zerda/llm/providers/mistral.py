@@ -43,6 +43,11 @@ def _retry_delay(exc: BaseException, attempt: int) -> float | None:
 # --- the interface ---------------------------------------------------------------------
 
 
+# The assistant turn Zerda puts between a tool result and a following user message, which
+# Mistral's message-order rule requires (docs/decisions.md).
+_BRIDGE = {"role": "assistant", "content": "OK."}
+
+
 class MistralInterface(OpenAICompatInterface):
     """Mistral via the ``mistralai`` SDK. Its ``Mistral`` object has sync and async
     methods, so a ready one passed as ``client=`` serves both (``async_client=`` may pass
@@ -75,6 +80,16 @@ class MistralInterface(OpenAICompatInterface):
         return {**kwargs, **self.options}
 
     # --- request ---
+
+    def _map_messages(self, req: Any) -> list[dict[str, Any]]:
+        """Mistral refuses a user message right after a tool message ("Unexpected role
+        'user' after role 'tool'", code 3230): a short assistant turn bridges the two."""
+        out: list[dict[str, Any]] = []
+        for mapped in super()._map_messages(req):
+            if mapped["role"] == "user" and out and out[-1]["role"] == "tool":
+                out.append(dict(_BRIDGE))
+            out.append(mapped)
+        return out
 
     def _map_message(self, message: dict[str, Any]) -> dict[str, Any]:
         mapped = _map_message(message)

@@ -1,0 +1,82 @@
+"""Script files: queued responses in a small JSON file, for ``zerda mock-server --script``
+and ``MockLLMServer.load_script``.
+
+The file holds a list of responses, or an object ``{"responses": [...], "default": {...}}``.
+Each response is a dict of ``Script`` fields (``text``, ``tool_calls``, ``stop_reason``,
+``usage``...), or ``{"error": {"status", "message", "retry_after", "error_type"}}``, with an
+optional ``"provider"`` (default: the shared queue, for whichever provider asks next).
+``default`` (Script fields, optional ``provider``) answers once the queues are empty.
+JSON only: no YAML parser is a Zerda dependency.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from zerda.testing._server import MockLLMServer
+
+_ERROR_FIELDS = frozenset({"status", "message", "retry_after", "error_type", "delay"})
+
+
+class ScriptFileError(ValueError):
+    """A script file that cannot be read: the message names the file and the entry."""
+
+
+def load_script(server: MockLLMServer, path: str | os.PathLike[str]) -> int:
+    """Queue the responses of the script file at ``path`` on ``server``; return how many."""
+    file = Path(path)
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ScriptFileError(f"{file}: {exc}") from exc
+    responses, default = _parts(file, data)
+    for index, entry in enumerate(responses):
+        _queue(server, file, index, entry)
+    if default is not None:
+        fields = dict(default)
+        provider = fields.pop("provider", None)
+        _checked(file, "default", lambda: server.set_default(provider, **fields))
+    return len(responses)
+
+
+def _parts(file: Path, data: Any) -> tuple[list[Any], dict[str, Any] | None]:
+    if isinstance(data, list):
+        return data, None
+    if isinstance(data, dict) and set(data) <= {"responses", "default"}:
+        responses = data.get("responses", [])
+        default = data.get("default")
+        if isinstance(responses, list) and (default is None or isinstance(default, dict)):
+            return responses, default
+    raise ScriptFileError(
+        f'{file}: expected a list of responses or {{"responses": [...], "default": {{...}}}}'
+    )
+
+
+def _queue(server: MockLLMServer, file: Path, index: int, entry: Any) -> None:
+    where = f"responses[{index}]"
+    if not isinstance(entry, dict):
+        raise ScriptFileError(f"{file}: {where} is not an object")
+    fields = dict(entry)
+    provider = fields.pop("provider", None)
+    error = fields.pop("error", None)
+    if error is None:
+        _checked(file, where, lambda: server.enqueue(provider, **fields))
+        return
+    if fields or not isinstance(error, dict) or not set(error) <= _ERROR_FIELDS:
+        raise ScriptFileError(
+            f"{file}: {where}.error takes only {', '.join(sorted(_ERROR_FIELDS))}"
+        )
+    options = dict(error)
+    status = options.pop("status", 500)
+    _checked(file, where, lambda: server.enqueue_error(int(status), provider, **options))
+
+
+def _checked(file: Path, where: str, queue: Any) -> None:
+    try:
+        queue()
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ScriptFileError(f"{file}: {where}: {exc}") from exc
