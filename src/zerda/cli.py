@@ -228,7 +228,7 @@ def tools() -> None:
 def convert(file: Path, provider: str) -> None:
     """Unified (or OpenAI-style) tool definitions in FILE to the provider's native shape."""
     from zerda.llm import tools as converters
-    from zerda.llm.base import normalize_tools
+    from zerda.llm._request import normalize_tools
     from zerda.llm.errors import ZerdaError
 
     try:

@@ -2,7 +2,7 @@
 
 ``tools=`` accepts, mixed in one list, unified dicts, OpenAI-style
 ``{"type": "function", "function": {...}}`` dicts, Python functions (sync or async) and
-pydantic model classes. :func:`zerda.llm.base.normalize_tools` turns such a list into
+pydantic model classes. :func:`zerda.llm._request.normalize_tools` turns such a list into
 unified dicts ``{"name", "description", "parameters"}`` (functions and models through
 :func:`to_tool`); the tool loop uses :func:`callable_registry` to
 find the function behind a call and :func:`validate_arguments` to check what the model sent.
@@ -111,7 +111,7 @@ def tool_from_model(model: type[pydantic.BaseModel]) -> dict[str, Any]:
 
 def to_tool(item: Any, index: int | None = None) -> dict[str, Any]:
     """Return the unified tool dict for a function or a pydantic model class given in
-    ``tools=`` (dicts are handled by :func:`zerda.llm.base.normalize_tools`, which calls this).
+    ``tools=`` (dicts are handled by :func:`zerda.llm._request.normalize_tools`, which calls this).
 
     ``index`` (the item's position in ``tools``) prefixes error messages: ``tools[2]: ...``.
     """

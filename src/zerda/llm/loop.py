@@ -12,20 +12,24 @@ import asyncio
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from zerda.llm import _telemetry
-from zerda.llm.base import normalize_tools
+from zerda.llm._request import normalize_tools
 from zerda.llm.errors import ZerdaError
 from zerda.llm.executable import ExecutableTool, ToolOutput
 from zerda.llm.messages import tool_result
 
-if TYPE_CHECKING:
-    from zerda.llm.base import BaseLLMInterface
-    from zerda.llm.fallback import FallbackInterface
 
-    # What the loop drives: an interface, or a fallback over several.
-    LLMLike = BaseLLMInterface | FallbackInterface
+class LLMLike(Protocol):
+    """What the loop drives: an interface (``zerda.llm.base.BaseLLMInterface``) or a
+    fallback over several. A Protocol, so that this module and base.py do not import each
+    other."""
+
+    def generate(self, messages: Any, **kwargs: Any) -> dict[str, Any]: ...
+
+    async def generate_async(self, messages: Any, **kwargs: Any) -> dict[str, Any]: ...
+
 
 Approver = Callable[[dict[str, Any]], "bool | Awaitable[bool]"]
 Registry = dict[str, "Callable[..., Any] | ExecutableTool"]

@@ -1,0 +1,240 @@
+"""Request normalisation: from what a caller passes to a checked, provider-neutral
+:class:`Request`.
+
+Everything here is pure (the caller's messages, tools and schemas are never mutated) and
+needs no SDK. The base (``generate`` / ``stream``) and the tool loop both import it; neither
+imports the other for it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from zerda.llm.errors import InvalidRequestError
+from zerda.llm.executable import ExecutableTool
+from zerda.llm.messages import json_problem, resolve_tool_ids, split_system, validate_messages
+from zerda.llm.tools import _normalize_tool
+
+if TYPE_CHECKING:
+    from zerda.llm.registry import ProviderSpec
+
+TOOL_CHOICES = ("auto", "none", "required")
+
+
+@dataclass(frozen=True)
+class Request:
+    """A checked, provider-neutral request: what every ``_build_request`` starts from."""
+
+    system: str | None
+    messages: list[dict[str, Any]]  # validated, tool ids resolved, no system messages
+    tools: list[dict[str, Any]] | None  # unified: {"name", "description", "parameters"}
+    tool_choice: str | dict[str, str] | None  # None | "auto" | "none" | "required" | {"name"}
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    stop: list[str] | None = None
+    parallel_tool_calls: bool | None = None
+    native: dict[str, Any] = field(default_factory=dict)
+    # Seconds for this call only (None: the interface's timeout); each provider applies it
+    # the way its SDK documents (docs/providers.md, "Timeouts").
+    timeout: float | None = None
+
+
+# --- tools -----------------------------------------------------------------------------
+
+
+def _unwrap_tool(index: int, tool: Any) -> dict[str, Any]:
+    """A unified tool dict from a unified or an OpenAI-style ({"type": "function"}) dict."""
+    if not isinstance(tool, dict):
+        raise InvalidRequestError(f"tools[{index}] must be a dict, a function or a pydantic model")
+    if tool.get("type") == "function" and isinstance(tool.get("function"), dict):
+        tool = tool["function"]
+    try:
+        t = _normalize_tool(tool)
+    except ValueError as exc:
+        raise InvalidRequestError(f"tools[{index}]: {exc}") from None
+    if not isinstance(t["name"], str):
+        raise InvalidRequestError(f"tools[{index}]: 'name' must be a string")
+    if not isinstance(t["schema"], dict):
+        raise InvalidRequestError(f"tools[{index}] ({t['name']!r}): the schema must be a dict")
+    problem = json_problem(t["schema"])
+    if problem:
+        raise InvalidRequestError(
+            f"tools[{index}] ({t['name']!r}): the schema cannot be sent as JSON: {problem}"
+        )
+    description = t["description"] if isinstance(t["description"], str) else ""
+    return {"name": t["name"], "description": description or "", "parameters": t["schema"]}
+
+
+def normalize_tools(tools: Sequence[Any] | None) -> list[dict[str, Any]] | None:
+    """Unified tool dicts from dicts, OpenAI-style dicts, callables and pydantic models."""
+    if not tools:
+        return None
+    if isinstance(tools, (str, bytes, dict)) or not isinstance(tools, Sequence):
+        raise InvalidRequestError("tools must be a list")
+    tools = [t.to_dict() if isinstance(t, ExecutableTool) else t for t in tools]
+    if any(not isinstance(t, dict) for t in tools):
+        from zerda.llm.functions import to_tool  # imports pydantic: only when needed
+
+        try:
+            tools = [t if isinstance(t, dict) else to_tool(t, i) for i, t in enumerate(tools)]
+        except ValueError as exc:  # a function or model the schema builder refused
+            raise InvalidRequestError(str(exc)) from exc
+    out = [_unwrap_tool(i, t) for i, t in enumerate(tools)]
+    seen: set[str] = set()
+    for i, t in enumerate(out):
+        if t["name"] in seen:
+            raise InvalidRequestError(f"tools[{i}]: duplicate tool name {t['name']!r}")
+        seen.add(t["name"])
+    return out
+
+
+def normalize_tool_choice(
+    choice: Any, tools: list[dict[str, Any]] | None
+) -> str | dict[str, str] | None:
+    """None, "auto", "none", "required" or {"name": tool}; refuses a name that no tool has."""
+    if choice is None:
+        return None
+    name = None
+    if isinstance(choice, dict):
+        fn = choice.get("function")
+        name = fn.get("name") if isinstance(fn, dict) else choice.get("name")
+        if not isinstance(name, str) or not name:
+            raise InvalidRequestError(f"tool_choice {choice!r}: a dict must name a tool")
+    elif isinstance(choice, str):
+        if choice in TOOL_CHOICES:
+            if choice == "required" and not tools:
+                raise InvalidRequestError("tool_choice 'required' needs tools")
+            return choice
+        name = choice
+    else:
+        raise InvalidRequestError(
+            f"tool_choice must be 'auto', 'none', 'required' or a tool name, not {choice!r}"
+        )
+    known = [t["name"] for t in tools or []]
+    if name not in known:
+        raise InvalidRequestError(
+            f"tool_choice names {name!r}, which is not in tools (given: {', '.join(known) or 'none'})"
+        )
+    return {"name": name}
+
+
+# --- the row's rules -------------------------------------------------------------------
+
+
+def check_tool_names(tools: list[dict[str, Any]] | None, spec: ProviderSpec) -> None:
+    """Every tool name matches the row's rule in full (``fullmatch``: a trailing newline
+    is not a valid name, as ``$`` would allow)."""
+    pattern = re.compile(spec.traits.tool_name)
+    for i, t in enumerate(tools or []):
+        if not pattern.fullmatch(t["name"]):
+            raise InvalidRequestError(
+                f"tools[{i}]: {spec.name} refuses the tool name {t['name']!r}: "
+                f"tool names there are {spec.traits.tool_name_rule}"
+            )
+
+
+def check_tool_choice(
+    choice: str | dict[str, str] | None, parallel_tool_calls: bool | None, spec: ProviderSpec
+) -> None:
+    """tool_choice and parallel_tool_calls=False only where the row says the provider
+    honours them: never silently ignored."""
+    from zerda.llm import registry
+
+    supported = spec.traits.tool_choice
+    kind = "name" if isinstance(choice, dict) else choice
+    if kind is not None and kind not in supported:
+        shown = ", ".join(repr(c) if c != "name" else "a tool name" for c in sorted(supported))
+        raise InvalidRequestError(
+            f"tool_choice {kind!r}: {spec.name} cannot enforce it (supported: {shown})"
+        )
+    if parallel_tool_calls is False and not spec.traits.parallel_tool_calls:
+        able = [p.name for p in registry.REGISTRY.values() if p.traits.parallel_tool_calls]
+        raise InvalidRequestError(
+            f"parallel_tool_calls=False: {spec.name} has no such switch, so it cannot "
+            f"be honoured (providers that have it: {', '.join(able)})"
+        )
+
+
+# --- options ---------------------------------------------------------------------------
+
+
+def timeout_problem(value: Any) -> str | None:
+    """Why ``value`` is not a timeout in seconds (a positive number); None when it is."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"must be a number of seconds, not {type(value).__name__}"
+    if math.isnan(value) or value <= 0:
+        return f"must be a positive number of seconds, not {value!r}"
+    return None
+
+
+def check_timeout(value: Any) -> float | None:
+    """A per-call ``timeout=``: seconds, or None for the interface's own."""
+    problem = timeout_problem(value)
+    if problem:
+        raise InvalidRequestError(f"timeout {problem}")
+    return None if value is None else float(value)
+
+
+def split_timeout(kwargs: dict[str, Any]) -> tuple[dict[str, Any], float | None]:
+    """(the call's arguments, its timeout) for SDK calls that take no ``timeout=`` of their
+    own (Ollama's body, Bedrock's Converse): ``_build_request`` put it under ``timeout``."""
+    if "timeout" not in kwargs:
+        return kwargs, None
+    rest = dict(kwargs)
+    return rest, rest.pop("timeout")
+
+
+# --- the whole request -----------------------------------------------------------------
+
+IdRule = Callable[[str | None, int, int], str | None]
+
+
+def prepare(
+    spec: ProviderSpec,
+    tool_id: IdRule,
+    messages: Any,
+    *,
+    system: str | None = None,
+    tools: Sequence[Any] | None = None,
+    tool_choice: Any = None,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    top_p: float | None = None,
+    stop: str | Sequence[str] | None = None,
+    parallel_tool_calls: bool | None = None,
+    timeout: Any = None,
+    **native: Any,
+) -> Request:
+    """Checks everything that can be checked before a request is sent, against ``spec``'s
+    rules; ``tool_id`` is the id rule for history tool calls."""
+    if system is not None and not isinstance(system, str):
+        raise InvalidRequestError("system must be a string")
+    unified_tools = normalize_tools(tools)
+    check_tool_names(unified_tools, spec)
+    checked = validate_messages(messages)
+    resolved = resolve_tool_ids(checked, tool_id)
+    system_text, rest = split_system(resolved, system)
+    if isinstance(stop, str):
+        stop = [stop]
+    choice = normalize_tool_choice(tool_choice, unified_tools)
+    check_tool_choice(choice, parallel_tool_calls, spec)
+    return Request(
+        system=system_text,
+        messages=rest,
+        tools=unified_tools,
+        tool_choice=choice,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        top_p=top_p,
+        stop=list(stop) if stop else None,
+        parallel_tool_calls=parallel_tool_calls,
+        native=native,
+        timeout=check_timeout(timeout),
+    )
