@@ -49,7 +49,10 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> Any:
             if kwargs.get("client") is None and "127.0.0.1" not in (kwargs.get("base_url") or ""):
                 # An AWS profile named in an example does not exist here.
                 kwargs = {k: v for k, v in kwargs.items() if k != "profile"}
-                kwargs.update(server.client_options(kwargs.get("provider") or self.provider))
+                # base_url and api_key only: Bedrock's region and credentials are its own
+                # constructor's (set in the environment above), not BaseLLMInterface options.
+                options = server.client_options(kwargs.get("provider") or self.provider)
+                kwargs.update({k: v for k, v in options.items() if k in ("base_url", "api_key")})
             original(self, *args, **kwargs)
 
         monkeypatch.setattr(BaseLLMInterface, "__init__", init)

@@ -104,6 +104,9 @@ class Echo(BaseLLMInterface):
         finally:
             self.closed = True
 
+    def _open_stream_async(self, kwargs: dict[str, Any]) -> Any:
+        raise NotImplementedError  # the async stream is tested per provider
+
     def _feed(self, acc: Any, chunk: Any) -> list[dict[str, Any]]:
         if isinstance(chunk, ToolCall):
             return acc.whole_call(chunk.id, chunk.name, chunk.arguments)

@@ -1,17 +1,24 @@
-"""BaseLLMInterface: everything the seven providers share.
+"""BaseLLMInterface: everything the providers share.
 
-A provider subclass supplies data (``provider``, ``env_keys``, ``sdk_module``...) and small
-hooks, each one idea: ``_make_client``/``_make_async_client``, ``_build_request`` (unified
+A provider subclass is a registry row (``zerda.llm.registry``) plus small hooks, each one
+idea. The hooks every provider must write are abstract, so a class missing one cannot be
+instantiated: ``_make_client``/``_make_async_client``, ``_build_request`` (unified
 :class:`Request` -> the SDK call's keyword arguments), ``_call``/``_call_async`` (the only
-sync/async difference), ``_map_response``, ``_map_error`` and, for streaming,
-``_open_stream``/``_open_stream_async`` and ``_feed``. Checking arguments,
-normalising tools, validating tool_choice, catching failures into the error shape and
-keeping the API key out of sight happen here, once.
+sync/async difference), ``_map_response``, ``_map_stop_reason`` and, for streaming,
+``_open_stream``/``_open_stream_async`` and ``_feed``. Optional hooks have defaults:
+``_map_error``, ``_retry_delay``, ``_option_names`` (what ``**options`` may hold),
+``_close_client``/``_aclose_client``.
+
+Checking constructor arguments and options, normalising the request (``_request.py``),
+catching failures into the error shape, closing the clients Zerda built and keeping the API
+key out of sight happen here, once.
 """
 
 from __future__ import annotations
 
+import abc
 import importlib
+import inspect
 import logging
 import os
 import re
@@ -19,13 +26,30 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from types import ModuleType
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Sequence,
+)
+from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from zerda.llm import _telemetry, registry
 from zerda.llm._ids import ID_RULES
+from zerda.llm._request import (
+    TOOL_CHOICES,
+    Request,
+    check_tool_choice,
+    check_tool_names,
+    normalize_tool_choice,
+    normalize_tools,
+    prepare,
+    timeout_problem,
+)
 from zerda.llm._stream import StreamAccumulator
 
 if TYPE_CHECKING:
@@ -37,17 +61,23 @@ from zerda.llm.errors import (
     ZerdaError,
     error_result,
 )
-from zerda.llm.executable import ExecutableTool
-from zerda.llm.messages import (
-    json_problem,
-    resolve_tool_ids,
-    split_system,
-    validate_messages,
-)
-from zerda.llm.tools import ToolCall, _normalize_tool, tool_calls_to_dicts
+from zerda.llm.tools import ToolCall, tool_calls_to_dicts
+
+# Kept importable from here for callers of the first round.
+__all__ = [
+    "TOOL_CHOICES",
+    "BaseLLMInterface",
+    "Request",
+    "Secret",
+    "normalize_tool_choice",
+    "normalize_tools",
+    "require_sdk",
+    "signature_options",
+]
 
 logger = logging.getLogger("zerda")
 T = TypeVar("T")
+Self = TypeVar("Self", bound="BaseLLMInterface")
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -59,9 +89,6 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return aio.get_running_loop()  # type: ignore[no-any-return]
     except RuntimeError:
         return None
-
-
-TOOL_CHOICES = ("auto", "none", "required")
 
 
 class Secret:
@@ -81,22 +108,6 @@ class Secret:
     __str__ = __repr__
 
 
-@dataclass(frozen=True)
-class Request:
-    """A checked, provider-neutral request: what every ``_build_request`` starts from."""
-
-    system: str | None
-    messages: list[dict[str, Any]]  # validated, tool ids resolved, no system messages
-    tools: list[dict[str, Any]] | None  # unified: {"name", "description", "parameters"}
-    tool_choice: str | dict[str, str] | None  # None | "auto" | "none" | "required" | {"name"}
-    max_tokens: int | None = None
-    temperature: float | None = None
-    top_p: float | None = None
-    stop: list[str] | None = None
-    parallel_tool_calls: bool | None = None
-    native: dict[str, Any] = field(default_factory=dict)
-
-
 def require_sdk(module: str, extra: str, package: str) -> ModuleType:
     """Imports a provider SDK, or fails with the command that installs it."""
     try:
@@ -107,90 +118,159 @@ def require_sdk(module: str, extra: str, package: str) -> ModuleType:
         ) from exc
 
 
-def _unwrap_tool(index: int, tool: Any) -> dict[str, Any]:
-    """A unified tool dict from a unified or an OpenAI-style ({"type": "function"}) dict."""
-    if not isinstance(tool, dict):
-        raise InvalidRequestError(f"tools[{index}] must be a dict, a function or a pydantic model")
-    if tool.get("type") == "function" and isinstance(tool.get("function"), dict):
-        tool = tool["function"]
-    try:
-        t = _normalize_tool(tool)
-    except ValueError as exc:
-        raise InvalidRequestError(f"tools[{index}]: {exc}") from None
-    if not isinstance(t["name"], str):
-        raise InvalidRequestError(f"tools[{index}]: 'name' must be a string")
-    if not isinstance(t["schema"], dict):
-        raise InvalidRequestError(f"tools[{index}] ({t['name']!r}): the schema must be a dict")
-    problem = json_problem(t["schema"])
+# --- constructor arguments ---------------------------------------------------------------
+
+
+def signature_options(
+    fn: Callable[..., Any],
+    exclude: Iterable[str] = (),
+    var_keyword_to: Callable[..., Any] | None = None,
+) -> frozenset[str] | None:
+    """The keyword names ``fn`` takes, minus ``exclude``: the ONE way every provider lists
+    the options its SDK client accepts. When ``fn`` also takes ``**kwargs`` it passes them
+    on to ``var_keyword_to`` (ollama's Client to httpx.Client), whose names are added;
+    with no such target any name may be valid, and None says none can be refused."""
+    params = inspect.signature(fn).parameters.values()
+    named = {
+        p.name
+        for p in params
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    }
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        onward = signature_options(var_keyword_to) if var_keyword_to is not None else None
+        if onward is None:
+            return None
+        named |= onward
+    return frozenset(named - {"self", *exclude})
+
+
+def _own_parameters(cls: type) -> list[str]:
+    """The named keyword parameters of ``cls``'s constructors, base first (for messages)."""
+    names: list[str] = []
+    for klass in reversed(cls.__mro__):
+        init = klass.__dict__.get("__init__")
+        if init is None or klass is object:
+            continue
+        for p in inspect.signature(init).parameters.values():
+            named = p.kind is inspect.Parameter.KEYWORD_ONLY or (
+                p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and p.name != "self"
+            )
+            if named and p.name not in names:
+                names.append(p.name)
+    return names
+
+
+def _type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def _check_arguments(
+    owner: str,
+    model: Any,
+    api_key: Any,
+    base_url: Any,
+    timeout: Any,
+    max_retries: Any,
+    raise_errors: Any,
+) -> None:
+    """Programming errors in the common arguments fail at construction, not at the first
+    call. An api_key's value is never shown, only its type."""
+    if model is not None and not isinstance(model, str):
+        raise TypeError(f"{owner}: model must be a string, not {_type_name(model)}")
+    if api_key is not None and not isinstance(api_key, str):
+        raise TypeError(f"{owner}: api_key must be a string, not {_type_name(api_key)}")
+    if base_url is not None and not isinstance(base_url, str):
+        raise TypeError(f"{owner}: base_url must be a string, not {_type_name(base_url)}")
+    problem = timeout_problem(timeout)
     if problem:
-        raise InvalidRequestError(
-            f"tools[{index}] ({t['name']!r}): the schema cannot be sent as JSON: {problem}"
+        wrong_type = isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+        raise (TypeError if wrong_type else ValueError)(f"{owner}: timeout {problem}")
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int):
+        raise TypeError(
+            f"{owner}: max_retries must be an int, not {_type_name(max_retries)} ({max_retries!r})"
         )
-    description = t["description"] if isinstance(t["description"], str) else ""
-    return {"name": t["name"], "description": description or "", "parameters": t["schema"]}
+    if max_retries < 0:
+        raise ValueError(f"{owner}: max_retries must be 0 or more, not {max_retries}")
+    if not isinstance(raise_errors, bool):
+        raise TypeError(f"{owner}: raise_errors must be True or False, not {raise_errors!r}")
 
 
-def normalize_tools(tools: Sequence[Any] | None) -> list[dict[str, Any]] | None:
-    """Unified tool dicts from dicts, OpenAI-style dicts, callables and pydantic models."""
-    if not tools:
-        return None
-    if isinstance(tools, (str, bytes, dict)) or not isinstance(tools, Sequence):
-        raise InvalidRequestError("tools must be a list")
-    tools = [t.to_dict() if isinstance(t, ExecutableTool) else t for t in tools]
-    if any(not isinstance(t, dict) for t in tools):
-        from zerda.llm.functions import to_tool  # imports pydantic: only when needed
+# --- async clients and their event loop --------------------------------------------------
 
+
+class _LoopCloser:
+    """Closes an async SDK client when the event loop it is bound to shuts down.
+
+    An httpx-based async client keeps connections that belong to one event loop; once that
+    loop is closed they can no longer be closed (the SDKs' finalizers then print "Event loop
+    is closed" tracebacks). ``asyncio.run`` (and every runner) calls
+    ``loop.shutdown_asyncgens()`` before closing its loop, which finishes every async
+    generator started on it: the one started here closes the client at that moment, on its
+    own loop. https://docs.python.org/3/library/asyncio-eventloop.html#asyncio.loop.shutdown_asyncgens
+    """
+
+    def __init__(self, close: Callable[[], Awaitable[None]]) -> None:
+        self.done = False
+        self._close: Callable[[], Awaitable[None]] | None = close
+        self._gen = self._wait()
+        # Must run on the loop: the first step registers the generator with it (the loop's
+        # firstiter hook) and stops at its yield, without awaiting anything.
+        _step(self._gen.__anext__())
+
+    async def _wait(self) -> AsyncGenerator[None, None]:
         try:
-            tools = [t if isinstance(t, dict) else to_tool(t, i) for i, t in enumerate(tools)]
-        except ValueError as exc:  # a function or model the schema builder refused
-            raise InvalidRequestError(str(exc)) from exc
-    out = [_unwrap_tool(i, t) for i, t in enumerate(tools)]
-    seen: set[str] = set()
-    for i, t in enumerate(out):
-        if t["name"] in seen:
-            raise InvalidRequestError(f"tools[{i}]: duplicate tool name {t['name']!r}")
-        seen.add(t["name"])
-    return out
+            yield
+        finally:
+            close, self._close = self._close, None
+            if close is not None and not self.done:
+                self.done = True
+                await close()
+
+    def forget(self) -> None:
+        """The client was closed another way (or cannot be): finish without closing it."""
+        self.done = True
+        self._close = None
+        _step(self._gen.aclose())
 
 
-def normalize_tool_choice(
-    choice: Any, tools: list[dict[str, Any]] | None
-) -> str | dict[str, str] | None:
-    """None, "auto", "none", "required" or {"name": tool}; refuses a name that no tool has."""
-    if choice is None:
-        return None
-    name = None
-    if isinstance(choice, dict):
-        fn = choice.get("function")
-        name = fn.get("name") if isinstance(fn, dict) else choice.get("name")
-        if not isinstance(name, str) or not name:
-            raise InvalidRequestError(f"tool_choice {choice!r}: a dict must name a tool")
-    elif isinstance(choice, str):
-        if choice in TOOL_CHOICES:
-            if choice == "required" and not tools:
-                raise InvalidRequestError("tool_choice 'required' needs tools")
-            return choice
-        name = choice
-    else:
-        raise InvalidRequestError(
-            f"tool_choice must be 'auto', 'none', 'required' or a tool name, not {choice!r}"
-        )
-    known = [t["name"] for t in tools or []]
-    if name not in known:
-        raise InvalidRequestError(
-            f"tool_choice names {name!r}, which is not in tools (given: {', '.join(known) or 'none'})"
-        )
-    return {"name": name}
+def _step(awaitable: Any) -> None:
+    """Runs a generator step that awaits nothing, to its end."""
+    try:
+        awaitable.send(None)
+    except (StopIteration, StopAsyncIteration, RuntimeError):
+        pass
 
 
-class BaseLLMInterface:
-    """The shared generate / stream / run machinery. See the module docstring."""
+def _loop_closed(loop: asyncio.AbstractEventLoop | None) -> bool:
+    return loop is None or loop.is_closed()
+
+
+class BaseLLMInterface(abc.ABC):
+    """The shared generate / stream / run machinery. See the module docstring.
+
+    Every interface is closable: ``close()`` / ``aclose()``, or ``with`` / ``async with``,
+    close the SDK clients it built (never a ``client=`` passed in). An async client is built
+    per event loop and closed when that loop shuts down (see :class:`_LoopCloser`), so one
+    interface can serve many ``asyncio.run`` calls.
+    """
 
     # The registry row an instance uses unless ``provider=`` names another one (an
     # OpenAI-compatible service is a row whose class is an existing interface). A class
     # outside the registry (a third-party provider, a test double) sets ``spec`` itself.
     provider: str = ""
     spec: registry.ProviderSpec
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # Python's own message for this ("Can't instantiate abstract class X with abstract
+        # methods ...") does not say what the methods are for.
+        missing = sorted(getattr(cls, "__abstractmethods__", ()))
+        if missing:
+            raise TypeError(
+                f"{cls.__name__} cannot be instantiated: it does not implement the provider "
+                f"hook(s) {', '.join(missing)} (abstract in BaseLLMInterface; see "
+                "docs/adding-a-provider.md)"
+            )
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -217,6 +297,9 @@ class BaseLLMInterface:
                 base_url = base_url if base_url is not None else value
             else:
                 options.setdefault(option, value)
+        _check_arguments(
+            type(self).__name__, model, api_key, base_url, timeout, max_retries, raise_errors
+        )
         self.model = model
         if not self.model:
             raise ValueError(f"{type(self).__name__} needs a model")
@@ -227,13 +310,18 @@ class BaseLLMInterface:
         key = api_key if api_key is not None else self._key_from_env()
         self._api_key = Secret(key) if key else None
         self.base_url = base_url
-        self.timeout = timeout
+        self.timeout = None if timeout is None else float(timeout)
         self.max_retries = max_retries
         self.raise_errors = raise_errors
         self.options = options
+        self._check_options()
         self._client = client
+        self._owns_client = False  # True once Zerda built the sync client itself
         self._async_client: Any = None
+        self._owns_async = False
         self._async_loop: weakref.ReferenceType[asyncio.AbstractEventLoop] | None = None
+        self._async_closer: _LoopCloser | None = None
+        self._closed = False
         self._lock = threading.RLock()  # an async client may be built from the sync one
 
     # --- the row's data -------------------------------------------------------------------
@@ -260,30 +348,89 @@ class BaseLLMInterface:
 
     __str__ = __repr__
 
+    # --- options --------------------------------------------------------------------------
+
+    def _option_names(self) -> tuple[str, frozenset[str] | None]:
+        """Where ``**options`` go and the names that place takes (from the SDK's signature,
+        see :func:`signature_options`); None: any name (the SDK takes ``**kwargs``). The
+        default: nowhere, so any option is refused."""
+        return "", frozenset()
+
+    def _check_options(self) -> None:
+        """An option nothing takes fails here, naming the valid ones, not at the first call."""
+        where, accepted = self._option_names()
+        if accepted is None:
+            return
+        unknown = sorted(set(self.options) - accepted)
+        if not unknown:
+            return
+        own = _own_parameters(type(self))
+        onward = sorted(accepted - set(own))
+        sdk = f"; options for {where}: {', '.join(onward)}" if where and onward else ""
+        s = "s" if len(unknown) > 1 else ""
+        raise TypeError(
+            f"{type(self).__name__} got unknown option{s} {', '.join(map(repr, unknown))} "
+            f"(valid: {', '.join(own)}{sdk})"
+        )
+
     # --- clients, built once ------------------------------------------------------------
 
     @property
     def client(self) -> Any:
         if self._client is None:
             with self._lock:
+                self._check_open()
                 if self._client is None:
                     self._check_key()
                     self._client = self._make_client()
+                    self._owns_client = True
         return self._client
 
     @property
     def async_client(self) -> Any:
         """The async SDK client, built once per event loop: an httpx-based async client is
         bound to the loop it first ran on, so one interface reused across ``asyncio.run``
-        calls gets a fresh client on each new loop (a client passed in is always kept)."""
+        calls gets a fresh client on each new loop, and the one it replaces is closed with
+        its loop (a client passed in is always kept, and never closed)."""
         loop = _running_loop()
-        built_for = self._async_loop() if self._async_loop is not None else None
-        if self._async_client is None or (self._async_loop is not None and built_for is not loop):
-            with self._lock:
-                self._check_key()
-                self._async_client = self._make_async_client()
-                self._async_loop = weakref.ref(loop) if loop is not None else None
-        return self._async_client
+        current = self._async_client
+        if current is not None and (not self._owns_async or self._built_for(loop)):
+            return current
+        with self._lock:
+            self._check_open()
+            if self._async_client is not None and (not self._owns_async or self._built_for(loop)):
+                return self._async_client
+            self._check_key()
+            self._retire_async_client()
+            client = self._make_async_client()
+            self._async_client, self._owns_async = client, True
+            self._bind(client, loop)
+        return client
+
+    def _built_for(self, loop: asyncio.AbstractEventLoop | None) -> bool:
+        """Whether the owned async client may serve ``loop``; one built outside any loop is
+        adopted by the first loop that uses it."""
+        if self._async_loop is None:
+            if loop is not None:
+                self._bind(self._async_client, loop)
+            return True
+        return self._async_loop() is loop
+
+    def _bind(self, client: Any, loop: asyncio.AbstractEventLoop | None) -> None:
+        self._async_loop = weakref.ref(loop) if loop is not None else None
+        self._async_closer = (
+            _LoopCloser(lambda: self._aclose_quietly(client)) if loop is not None else None
+        )
+
+    def _retire_async_client(self) -> None:
+        """Lets go of the owned async client of another loop. A loop that is still open
+        closes it when it shuts down (calls in flight there keep working); a closed one
+        already did, when it shut down (``asyncio.run`` always does)."""
+        loop = self._async_loop() if self._async_loop is not None else None
+        closer = self._async_closer
+        self._async_client, self._async_loop, self._async_closer = None, None, None
+        if closer is not None and _loop_closed(loop):
+            closer.forget()
 
     def _check_key(self) -> None:
         if self.env_keys and self._api_key is None:
@@ -303,11 +450,122 @@ class BaseLLMInterface:
             kwargs["timeout"] = self.timeout
         return {**kwargs, **self.options}
 
+    @abc.abstractmethod
     def _make_client(self) -> Any:
-        raise NotImplementedError
+        """The sync SDK client, from the interface's options."""
 
+    @abc.abstractmethod
     def _make_async_client(self) -> Any:
-        raise NotImplementedError
+        """An async SDK client (one per event loop; see ``async_client``)."""
+
+    # --- lifecycle ----------------------------------------------------------------------
+
+    def _close_client(self, client: Any) -> None:
+        """Closes a sync SDK client: its ``close()``, else its context manager's exit."""
+        close = getattr(client, "close", None)
+        if callable(close):
+            close()
+        elif hasattr(client, "__exit__"):
+            client.__exit__(None, None, None)
+
+    async def _aclose_client(self, client: Any) -> None:
+        """Closes an async SDK client: ``aclose()``, ``close()`` (awaited when it is a
+        coroutine, as the Stainless and ollama clients' are) or ``__aexit__``."""
+        close = getattr(client, "aclose", None) or getattr(client, "close", None)
+        if callable(close):
+            result = close()
+            if inspect.isawaitable(result):
+                await result
+        elif hasattr(client, "__aexit__"):
+            await client.__aexit__(None, None, None)
+
+    async def _aclose_quietly(self, client: Any) -> None:
+        # Runs while a loop shuts down, where a failure would only be printed: logged.
+        try:
+            await self._aclose_client(client)
+        except Exception as exc:
+            logger.debug("%s: closing an async client failed: %r", self.provider, exc)
+
+    def _close_resources(self) -> None:  # noqa: B027 - an optional hook, empty by default
+        """Anything else the interface owns (Bedrock: its thread pool). Sync, idempotent."""
+
+    def _take_owned(self) -> tuple[Any, Any, asyncio.AbstractEventLoop | None, Any]:
+        """Marks the interface closed and hands over what it owns, once."""
+        with self._lock:
+            if self._closed:
+                return None, None, None, None
+            self._closed = True
+            sync = self._client if self._owns_client else None
+            aclient = self._async_client if self._owns_async else None
+            loop = self._async_loop() if self._async_loop is not None else None
+            closer, self._async_closer = self._async_closer, None
+            self._client = self._async_client = None
+            self._owns_client = self._owns_async = False
+        return sync, aclient, loop, closer
+
+    def close(self) -> None:
+        """Closes the SDK clients this interface built (a ``client=`` passed in is the
+        caller's to close) and anything else it owns. Idempotent; calls after it raise.
+
+        An async client still bound to a running event loop is closed when that loop shuts
+        down; ``await aclose()`` closes it at once."""
+        sync, aclient, loop, closer = self._take_owned()
+        if sync is not None and sync is not aclient:
+            self._close_client(sync)
+        if aclient is not None and loop is None and _running_loop() is None:
+            import asyncio
+
+            asyncio.run(self._aclose_quietly(aclient))  # built outside any loop: no sockets yet
+        elif closer is not None and _loop_closed(loop):
+            closer.forget()
+        self._close_resources()
+
+    async def aclose(self) -> None:
+        """As :meth:`close`, and the async client of the running loop is closed now."""
+        sync, aclient, loop, closer = self._take_owned()
+        if sync is not None and sync is not aclient:
+            self._close_client(sync)
+        if aclient is not None and (loop is None or loop is _running_loop()):
+            if closer is not None:
+                closer.forget()
+            await self._aclose_quietly(aclient)
+        elif closer is not None and _loop_closed(loop):
+            closer.forget()
+        self._close_resources()
+
+    def __enter__(self: Self) -> Self:
+        self._check_open()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self: Self) -> Self:
+        self._check_open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(
+                f"this {type(self).__name__} is closed: create a new interface to make calls"
+            )
 
     # --- provider hooks -----------------------------------------------------------------
 
@@ -315,17 +573,22 @@ class BaseLLMInterface:
         """The id sent for a history tool call (and its result): the row's id rule."""
         return ID_RULES[self.traits.tool_id](orig, index, j)
 
+    @abc.abstractmethod
     def _build_request(self, req: Request) -> dict[str, Any]:
-        raise NotImplementedError
+        """The SDK call's keyword arguments. ``req.timeout`` travels among them under the
+        name the SDK call takes (``timeout``, ``timeout_ms``, ``config.http_options``)."""
 
+    @abc.abstractmethod
     def _call(self, kwargs: dict[str, Any]) -> Any:
-        raise NotImplementedError
+        """The sync SDK call."""
 
+    @abc.abstractmethod
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
-        raise NotImplementedError
+        """The async SDK call."""
 
+    @abc.abstractmethod
     def _map_response(self, raw: Any) -> dict[str, Any]:
-        raise NotImplementedError
+        """The SDK's response as Zerda's result (through ``_make_result``)."""
 
     def _retry_delay(self, exc: BaseException, attempt: int) -> float | None:
         """Seconds to wait before Zerda's own retry number ``attempt`` (from 0) after
@@ -365,91 +628,36 @@ class BaseLLMInterface:
         """The SDK's exception as a ZerdaError; None when it is not the SDK's."""
         return None
 
+    @abc.abstractmethod
     def _map_stop_reason(self, native: Any) -> str:
-        raise NotImplementedError
+        """The provider's stop reason as Zerda's."""
 
+    @abc.abstractmethod
     def _open_stream(self, kwargs: dict[str, Any]) -> Any:
         """A context manager yielding an iterator of native chunks; closes the response."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def _open_stream_async(self, kwargs: dict[str, Any]) -> Any:
         """An async context manager yielding an async iterator of native chunks."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def _feed(self, acc: StreamAccumulator, chunk: Any) -> list[dict[str, Any]]:
         """Native chunk -> Zerda events, recording into ``acc``."""
-        raise NotImplementedError
 
     # --- shared machinery ---------------------------------------------------------------
 
-    def _prepare(
-        self,
-        messages: Any,
-        *,
-        system: str | None = None,
-        tools: Sequence[Any] | None = None,
-        tool_choice: Any = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        top_p: float | None = None,
-        stop: str | Sequence[str] | None = None,
-        parallel_tool_calls: bool | None = None,
-        **native: Any,
-    ) -> Request:
-        """Checks everything that can be checked before a request is sent."""
-        if system is not None and not isinstance(system, str):
-            raise InvalidRequestError("system must be a string")
-        unified_tools = normalize_tools(tools)
-        self._check_tool_names(unified_tools)
-        checked = validate_messages(messages)
-        resolved = resolve_tool_ids(checked, self._tool_id)
-        system_text, rest = split_system(resolved, system)
-        if isinstance(stop, str):
-            stop = [stop]
-        choice = normalize_tool_choice(tool_choice, unified_tools)
-        self._check_tool_choice(choice, parallel_tool_calls)
-        return Request(
-            system=system_text,
-            messages=rest,
-            tools=unified_tools,
-            tool_choice=choice,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            top_p=top_p,
-            stop=list(stop) if stop else None,
-            parallel_tool_calls=parallel_tool_calls,
-            native=native,
-        )
+    def _prepare(self, messages: Any, **kwargs: Any) -> Request:
+        """Checks everything that can be checked before a request is sent
+        (:func:`zerda.llm._request.prepare`, against this interface's row)."""
+        return prepare(self.spec, self._tool_id, messages, **kwargs)
 
     def _check_tool_names(self, tools: list[dict[str, Any]] | None) -> None:
-        """Every tool name matches the row's rule in full (``fullmatch``: a trailing newline
-        is not a valid name, as ``$`` would allow)."""
-        pattern = re.compile(self.traits.tool_name)
-        for i, t in enumerate(tools or []):
-            if not pattern.fullmatch(t["name"]):
-                raise InvalidRequestError(
-                    f"tools[{i}]: {self.provider} refuses the tool name {t['name']!r}: "
-                    f"tool names there are {self.traits.tool_name_rule}"
-                )
+        check_tool_names(tools, self.spec)
 
     def _check_tool_choice(
         self, choice: str | dict[str, str] | None, parallel_tool_calls: bool | None
     ) -> None:
-        """tool_choice and parallel_tool_calls=False only where the row says the provider
-        honours them: never silently ignored."""
-        supported = self.traits.tool_choice
-        kind = "name" if isinstance(choice, dict) else choice
-        if kind is not None and kind not in supported:
-            shown = ", ".join(repr(c) if c != "name" else "a tool name" for c in sorted(supported))
-            raise InvalidRequestError(
-                f"tool_choice {kind!r}: {self.provider} cannot enforce it (supported: {shown})"
-            )
-        if parallel_tool_calls is False and not self.traits.parallel_tool_calls:
-            able = [p.name for p in registry.REGISTRY.values() if p.traits.parallel_tool_calls]
-            raise InvalidRequestError(
-                f"parallel_tool_calls=False: {self.provider} has no such switch, so it cannot "
-                f"be honoured (providers that have it: {', '.join(able)})"
-            )
+        check_tool_choice(choice, parallel_tool_calls, self.spec)
 
     def _make_result(
         self,
@@ -484,8 +692,10 @@ class BaseLLMInterface:
         if isinstance(exc, ZerdaError):
             err = exc
         else:
-            err = self._map_error(exc) or UnknownError(
-                f"{type(exc).__name__}: {exc}", provider=self.provider
+            err = (
+                self._map_error(exc)
+                or _refused_argument(exc)
+                or UnknownError(f"{type(exc).__name__}: {exc}", provider=self.provider)
             )
         if err.provider is None:
             err.provider = self.provider
@@ -533,7 +743,8 @@ class BaseLLMInterface:
         self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         """One call. Arguments: DESIGN.md §3 (system, tools, tool_choice, max_tokens,
-        temperature, top_p, stop, parallel_tool_calls, **native)."""
+        temperature, top_p, stop, parallel_tool_calls, timeout, **native)."""
+        self._check_open()
         with _telemetry.chat(self, messages, kwargs) as span:
             try:
                 native = self._native_request(messages, kwargs)
@@ -546,6 +757,7 @@ class BaseLLMInterface:
     async def generate_async(
         self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
     ) -> dict[str, Any]:
+        self._check_open()
         with _telemetry.chat(self, messages, kwargs) as span:
             try:
                 native = self._native_request(messages, kwargs)
@@ -559,6 +771,7 @@ class BaseLLMInterface:
         self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
     ) -> Iterator[dict[str, Any]]:
         """Yields text and tool_call events, then always a done event (DESIGN.md §7)."""
+        self._check_open()
         acc = StreamAccumulator()
         span = _telemetry.start_chat(self, messages, kwargs)
         try:
@@ -582,6 +795,7 @@ class BaseLLMInterface:
     async def stream_async(
         self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
     ) -> AsyncIterator[dict[str, Any]]:
+        self._check_open()
         acc = StreamAccumulator()
         span = _telemetry.start_chat(self, messages, kwargs)
         try:
@@ -618,3 +832,22 @@ class BaseLLMInterface:
         from zerda.llm.loop import run_async
 
         return await run_async(self, messages, tools=tools, max_turns=max_turns, **kwargs)
+
+
+# An SDK method's own refusal of a keyword it does not take (Python's TypeError for a
+# call with an unexpected keyword): the ``**native`` escape hatch reached a wall.
+_UNEXPECTED_KEYWORD = re.compile(r"got an unexpected keyword argument '([^']+)'")
+
+
+def _refused_argument(exc: BaseException) -> ZerdaError | None:
+    """``**native`` arguments go to the SDK call as they are; when its method refuses one,
+    that is the caller's invalid request, naming the argument (never an unknown error)."""
+    if not isinstance(exc, TypeError):
+        return None
+    match = _UNEXPECTED_KEYWORD.search(str(exc))
+    if match is None:
+        return None
+    return InvalidRequestError(
+        f"the SDK call refuses the argument {match.group(1)!r} ({exc}); extra keyword "
+        "arguments go to it unchanged, so only names it takes can be passed"
+    )

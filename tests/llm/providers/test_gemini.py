@@ -910,4 +910,6 @@ async def test_generate_and_generate_async_agree(mock: MockLLMServer) -> None:
 def test_the_client_is_built_once_and_held(mock: MockLLMServer) -> None:
     llm = make(mock)
     assert llm.client is llm.client
-    assert llm.async_client is llm.client.aio
+    # The async side is a Client of its own, built once per event loop (see base.py).
+    assert llm.async_client is llm.async_client
+    assert llm.async_client is not llm.client.aio

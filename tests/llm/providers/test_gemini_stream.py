@@ -213,7 +213,7 @@ async def test_breaking_out_of_an_async_stream_closes_the_response(mock: MockLLM
     llm = make(mock)
     stream = llm.stream_async("hi")
     assert await anext(stream) == {"type": "text", "text": "a "}
-    outer = llm.client._api_client._async_httpx_client
+    outer = llm.async_client._api_client._async_httpx_client
     # google-genai keeps one inner client (and pool) per event loop.
     inner = getattr(outer, "_loop_clients", {}).get(asyncio.get_running_loop(), outer)
     pool = _pool(inner)

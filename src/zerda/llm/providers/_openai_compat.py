@@ -8,14 +8,13 @@ provider modules subclass it and hold only what their APIs do differently.
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import AsyncIterator, Hashable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, ClassVar
 
 from zerda.llm._stream import StreamAccumulator
-from zerda.llm.base import BaseLLMInterface, Request
+from zerda.llm.base import BaseLLMInterface, Request, signature_options
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
@@ -221,11 +220,16 @@ class OpenAICompatInterface(BaseLLMInterface):
         self, model: str | None = None, *, async_client: Any = None, **kwargs: Any
     ) -> None:
         super().__init__(model, **kwargs)
-        _check_client_options(getattr(self.sdk, self.client_class), self.options)
         if async_client is not None:
             self._async_client = async_client
 
     # --- clients ---
+
+    def _option_names(self) -> tuple[str, frozenset[str] | None]:
+        """Other options go to the SDK's client constructor: the names it takes."""
+        client_class = getattr(self.sdk, self.client_class)
+        where = f"{client_class.__module__.split('.')[0]}.{self.client_class}()"
+        return where, signature_options(client_class.__init__)
 
     def _make_client(self) -> Any:
         return getattr(self.sdk, self.client_class)(**self._client_kwargs())
@@ -241,9 +245,14 @@ class OpenAICompatInterface(BaseLLMInterface):
             "messages": self._map_messages(req),
             **self._map_tool_options(req),
             **_map_options(req, self.max_tokens_field),
+            **self._map_timeout(req.timeout),
         }
         kwargs.update(req.native)
         return kwargs
+
+    def _map_timeout(self, timeout: float | None) -> dict[str, Any]:
+        """A per-call timeout: the Stainless SDKs' ``timeout=`` request option (seconds)."""
+        return {} if timeout is None else {"timeout": timeout}
 
     def _map_messages(self, req: Request) -> list[dict[str, Any]]:
         head = [{"role": "system", "content": req.system}] if req.system else []
@@ -352,19 +361,6 @@ class OpenAICompatInterface(BaseLLMInterface):
                 f"response is not valid JSON: {exc}", provider=self.provider, retryable=False
             )
         return _transport_error(exc, self.provider)
-
-
-def _check_client_options(client_class: Any, options: dict[str, Any]) -> None:
-    """Fails at construction, not at the first call, on an option the SDK client lacks."""
-    params = inspect.signature(client_class.__init__).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return
-    unknown = sorted(set(options) - set(params) - {"self"})
-    if unknown:
-        raise TypeError(
-            f"{client_class.__name__} takes no option {', '.join(map(repr, unknown))} "
-            f"(its options: {', '.join(p for p in params if p != 'self')})"
-        )
 
 
 def _cause(exc: BaseException) -> str:

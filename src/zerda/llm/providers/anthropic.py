@@ -13,13 +13,12 @@ unchanged before its ``tool_use`` blocks: Zerda keeps them in
 from __future__ import annotations
 
 import contextlib
-import inspect
 import json
 import sys
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
-from zerda.llm.base import BaseLLMInterface, Request
+from zerda.llm.base import BaseLLMInterface, Request, signature_options
 from zerda.llm.errors import (
     ConnectionError,
     ServerError,
@@ -75,19 +74,15 @@ class AnthropicInterface(BaseLLMInterface):
     def __init__(self, model: str | None = None, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
         self.default_max_tokens = int(self.options.pop("default_max_tokens", DEFAULT_MAX_TOKENS))
-        self._check_client_options()
         if isinstance(self._client, self.sdk.AsyncAnthropic):  # type: ignore[union-attr]
             self._async_client, self._client = self._client, None
 
-    def _check_client_options(self) -> None:
-        """Unknown options fail here, naming the option, not at the first call."""
-        accepted = inspect.signature(self.sdk.Anthropic.__init__).parameters  # type: ignore[union-attr]
-        unknown = sorted(set(self.options) - set(accepted) - {"self"})
-        if unknown:
-            raise TypeError(
-                f"{type(self).__name__} got unknown option(s) {', '.join(unknown)}: options "
-                "other than default_max_tokens go to anthropic.Anthropic(), which does not take them"
-            )
+    def _option_names(self) -> tuple[str, frozenset[str] | None]:
+        """default_max_tokens is Zerda's; other options go to anthropic.Anthropic()."""
+        accepted = signature_options(self.sdk.Anthropic.__init__)  # type: ignore[union-attr]
+        return "anthropic.Anthropic()", None if accepted is None else accepted | {
+            "default_max_tokens"
+        }
 
     # --- clients --------------------------------------------------------------------------
 
@@ -110,6 +105,8 @@ class AnthropicInterface(BaseLLMInterface):
         if tool_choice:
             kwargs["tool_choice"] = tool_choice
         kwargs.update(_map_options(req, self.default_max_tokens))
+        if req.timeout is not None:  # the SDK's per-request option, in seconds
+            kwargs["timeout"] = req.timeout
         return _with_native(kwargs, req.native)
 
     def _call(self, kwargs: dict[str, Any]) -> Any:

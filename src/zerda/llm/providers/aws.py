@@ -23,8 +23,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from zerda.llm._request import split_timeout
 from zerda.llm._retry import backoff_delay, retry_after_from_headers
-from zerda.llm.base import BaseLLMInterface, Request, Secret
+from zerda.llm.base import BaseLLMInterface, Request, Secret, signature_options
 from zerda.llm.errors import (
     AuthenticationError,
     ConnectionError,
@@ -109,6 +110,8 @@ class AWSInterface(BaseLLMInterface):
                 "aws_access_key_id/aws_secret_access_key or profile=, or use the AWS "
                 "credential chain (a Bedrock API key goes in AWS_BEARER_TOKEN_BEDROCK)"
             )
+        if isinstance(pool_size, bool) or not isinstance(pool_size, int):
+            raise TypeError(f"pool_size must be an int, not {type(pool_size).__name__}")
         if pool_size < 1:
             raise ValueError("pool_size must be at least 1")
         super().__init__(model, **options)
@@ -117,6 +120,7 @@ class AWSInterface(BaseLLMInterface):
         self._access_key_id = aws_access_key_id
         self._secrets = [Secret(s) for s in (aws_secret_access_key, aws_session_token) if s]
         self._session: Any = None
+        self._timeout_clients: dict[float, Any] = {}  # per-call timeouts, see _client_for
         self.region = region or getattr(getattr(self._client, "meta", None), "region_name", None)
         if self._client is None:
             self._session = self._make_session(aws_secret_access_key, aws_session_token)
@@ -154,23 +158,31 @@ class AWSInterface(BaseLLMInterface):
             )
         return str(found)
 
-    def _config(self) -> Any:
+    def _option_names(self) -> tuple[str, frozenset[str] | None]:
+        """Other options go to boto3's ``Session.client()``, less what Zerda passes itself."""
+        sdk: Any = self.sdk
+        filled = {"service_name", "region_name", "endpoint_url", "aws_access_key_id"}
+        filled |= {"aws_secret_access_key", "aws_session_token"}
+        return "boto3 Session.client()", signature_options(sdk.session.Session.client, filled)
+
+    def _config(self, timeout: float | None = None) -> Any:
         from botocore.config import Config
 
+        timeout = timeout if timeout is not None else self.timeout
         return Config(
             # One attempt: Zerda retries (see _retry_delay).
             retries={"total_max_attempts": 1, "mode": "standard"},
-            read_timeout=self.timeout if self.timeout is not None else DEFAULT_READ_TIMEOUT,
-            connect_timeout=self.timeout if self.timeout is not None else DEFAULT_CONNECT_TIMEOUT,
+            read_timeout=timeout if timeout is not None else DEFAULT_READ_TIMEOUT,
+            connect_timeout=timeout if timeout is not None else DEFAULT_CONNECT_TIMEOUT,
             # Every thread of the pool may hold a connection at once.
             max_pool_connections=max(10, self.pool_size),
         )
 
-    def _make_client(self) -> Any:
+    def _make_client(self, timeout: float | None = None) -> Any:
         """Other keyword options go to ``session.client(...)``; a botocore ``config=`` is
         merged over Zerda's (its settings win)."""
         extra = dict(self.options)
-        config = self._config()
+        config = self._config(timeout)
         if extra.get("config") is not None:
             config = config.merge(extra.pop("config"))
         return self._session.client(
@@ -181,13 +193,38 @@ class AWSInterface(BaseLLMInterface):
             **extra,
         )
 
+    def _make_async_client(self) -> Any:
+        return self.client
+
     @property
     def async_client(self) -> Any:
         """The same client: boto3 has no async client, and its clients are thread-safe."""
         return self.client
 
-    def close(self) -> None:
-        """Stops the thread pool of the async methods (idle threads exit)."""
+    def _client_for(self, timeout: float | None) -> Any:
+        """The client for a call's timeout. botocore takes timeouts per client, not per
+        call (https://docs.aws.amazon.com/botocore/latest/reference/config.html): a client
+        built with that read and connect timeout, kept for the next call with the same."""
+        if timeout is None or timeout == self.timeout:
+            return self.client
+        self._check_open()
+        with self._lock:
+            if timeout not in self._timeout_clients:
+                if self._session is None:
+                    raise InvalidRequestError(
+                        "timeout=: botocore sets timeouts per client, and the client= passed "
+                        "in is the caller's; build it with botocore.config.Config(read_timeout=...)"
+                    )
+                self._timeout_clients[timeout] = self._make_client(timeout)
+            return self._timeout_clients[timeout]
+
+    def _close_resources(self) -> None:
+        """Closes the per-timeout clients and stops the async methods' thread pool (idle
+        threads exit; a call running in one finishes first)."""
+        with self._lock:
+            clients, self._timeout_clients = list(self._timeout_clients.values()), {}
+        for client in clients:
+            client.close()
         self._pool.shutdown(wait=False)
 
     def _redact(self, text: str) -> str:
@@ -210,7 +247,10 @@ class AWSInterface(BaseLLMInterface):
         tool_config = _map_tools(req, messages)
         if tool_config:
             kwargs["toolConfig"] = tool_config
-        return _merge_native(kwargs, req.native)
+        kwargs = _merge_native(kwargs, req.native)
+        if req.timeout is not None:  # taken out by _call: it picks the client (_client_for)
+            kwargs["timeout"] = req.timeout
+        return kwargs
 
     # --- calls --------------------------------------------------------------------------
 
@@ -223,13 +263,17 @@ class AWSInterface(BaseLLMInterface):
         return backoff_delay(attempt, _retry_after(exc))
 
     def _call(self, kwargs: dict[str, Any]) -> Any:
-        return self._retrying(lambda: self.client.converse(**kwargs))
+        kwargs, timeout = split_timeout(kwargs)
+        client = self._client_for(timeout)
+        return self._retrying(lambda: client.converse(**kwargs))
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
         import asyncio  # loaded by now: this runs on an event loop; kept out of import time
 
         loop = asyncio.get_running_loop()
-        send = functools.partial(self.client.converse, **kwargs)  # client built here, once
+        kwargs, timeout = split_timeout(kwargs)
+        client = self._client_for(timeout)  # built here, once, not in a pool thread
+        send = functools.partial(client.converse, **kwargs)
         # One attempt per pool job: the waits between attempts are awaited, not slept.
         return await self._retrying_async(lambda: loop.run_in_executor(self._pool, send))
 
@@ -274,7 +318,8 @@ class AWSInterface(BaseLLMInterface):
     def _start_stream(self, kwargs: dict[str, Any]) -> _Events:
         """One attempt: the request, then its first event. Until that event arrives nothing
         has reached the caller, so a failure may be retried."""
-        events = _Events(self.client.converse_stream(**kwargs)["stream"])
+        kwargs, timeout = split_timeout(kwargs)
+        events = _Events(self._client_for(timeout).converse_stream(**kwargs)["stream"])
         try:
             events.prefetch()
         except BaseException:
@@ -291,7 +336,7 @@ class AWSInterface(BaseLLMInterface):
     ) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
         """The blocking event stream runs in the pool; its events reach the loop through an
         asyncio queue (``call_soon_threadsafe``), so the loop never waits on a socket."""
-        self.client  # noqa: B018 - built here, once, rather than in a pool thread
+        self._client_for(kwargs.get("timeout"))  # built here, once, not in a pool thread
         events = await self._retrying_async(lambda: self._start_stream_async(kwargs))
         pump = _StreamPump()
         pump.start(self._pool, events)

@@ -33,7 +33,7 @@ from itertools import chain, groupby, islice
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from zerda.llm._retry import backoff_delay, retry_after_from_headers
-from zerda.llm.base import BaseLLMInterface, Request
+from zerda.llm.base import BaseLLMInterface, Request, signature_options
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
@@ -97,6 +97,11 @@ class GeminiInterface(BaseLLMInterface):
 
     # --- clients --------------------------------------------------------------------------
 
+    def _option_names(self) -> tuple[str, frozenset[str] | None]:
+        """Other options go to ``genai.Client()`` (api_key is Zerda's own)."""
+        sdk: Any = self.sdk
+        return "google.genai.Client()", signature_options(sdk.Client.__init__, {"api_key"})
+
     def _check_key(self) -> None:
         # Vertex AI signs with Google Cloud credentials (ADC), not an API key.
         if not self.options.get("vertexai"):
@@ -126,22 +131,30 @@ class GeminiInterface(BaseLLMInterface):
         )
 
     def _make_async_client(self) -> Any:
-        # Called under the lock that the `client` property takes: build without it.
-        if self._client is None:
-            self._client = self._make_client()
-        return self._client.aio
+        # A Client of its own for each event loop: its .aio's httpx client is bound to the
+        # loop it runs on, and .aio.aclose() closes only that one (the sync client's
+        # connections are untouched). The parent Client may be collected: its finalizer
+        # closes only its sync side.
+        return self._make_client().aio
 
     # --- request --------------------------------------------------------------------------
 
     def _build_request(self, req: Request) -> dict[str, Any]:
-        config = _map_config(req)
-        # Checked here, so a bad **native option is an invalid_request with nothing sent.
-        types = self.sdk.types  # type: ignore[union-attr]
+        config = _with_timeout(_map_config(req), req.timeout)
         return {
             "model": self.model,
             "contents": _map_messages(req.messages),
-            "config": types.GenerateContentConfig.model_validate(config),
+            "config": self._validate_config(config),
         }
+
+    def _validate_config(self, config: dict[str, Any]) -> Any:
+        """The GenerateContentConfig, checked here so that a bad ``**native`` option is an
+        invalid_request naming it, with nothing sent."""
+        types = self.sdk.types  # type: ignore[union-attr]
+        try:
+            return types.GenerateContentConfig.model_validate(config)
+        except ValueError as exc:  # pydantic's ValidationError
+            raise InvalidRequestError(_config_problem(exc)) from exc
 
     def _call(self, kwargs: dict[str, Any]) -> Any:
         return self._retrying(lambda: self.client.models.generate_content(**kwargs))
@@ -419,6 +432,31 @@ def _map_config(req: Request) -> dict[str, Any]:
     # calling has nothing to run, so its loop is skipped.
     config["automatic_function_calling"] = {"disable": True}
     return {**config, **req.native}
+
+
+def _with_timeout(config: dict[str, Any], timeout: float | None) -> dict[str, Any]:
+    """A per-call timeout: google-genai takes per-request ``http_options`` in the config
+    (https://googleapis.github.io/python-genai/#per-request-http-options), in milliseconds;
+    merged over any ``http_options`` the caller gave."""
+    if timeout is None:
+        return config
+    given = config.get("http_options") or {}
+    options = given.model_dump(exclude_none=True) if hasattr(given, "model_dump") else dict(given)
+    return {**config, "http_options": {**options, "timeout": int(timeout * 1000)}}
+
+
+def _config_problem(exc: Exception) -> str:
+    """pydantic's refusal of the config, naming each argument it refused."""
+    errors = getattr(exc, "errors", None)
+    problems = []
+    for error in errors() if callable(errors) else []:
+        where = ".".join(str(part) for part in error.get("loc", ()))
+        problems.append(f"{where or 'config'}: {error.get('msg', 'invalid')}")
+    detail = "; ".join(problems) or str(exc)
+    return (
+        f"google-genai's GenerateContentConfig refuses the argument(s) given: {detail} "
+        "(extra keyword arguments become config fields)"
+    )
 
 
 # --- response pieces ----------------------------------------------------------------------

@@ -81,6 +81,10 @@ class MistralInterface(OpenAICompatInterface):
 
     # --- request ---
 
+    def _map_timeout(self, timeout: float | None) -> dict[str, Any]:
+        # The Speakeasy SDK's per-call option is timeout_ms (chat.complete / chat.stream).
+        return {} if timeout is None else {"timeout_ms": int(timeout * 1000)}
+
     def _map_messages(self, req: Any) -> list[dict[str, Any]]:
         """Mistral refuses a user message right after a tool message ("Unexpected role
         'user' after role 'tool'", code 3230): a short assistant turn bridges the two."""

@@ -22,11 +22,13 @@ from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
 
+from zerda.llm._request import split_timeout
 from zerda.llm._retry import backoff_delay, retry_after_from_headers
 from zerda.llm._stream import StreamAccumulator
-from zerda.llm.base import BaseLLMInterface, Request
+from zerda.llm.base import BaseLLMInterface, Request, signature_options
 from zerda.llm.errors import (
     ConnectionError,
+    InvalidRequestError,
     ServerError,
     TimeoutError,
     ZerdaError,
@@ -196,6 +198,27 @@ class OllamaInterface(BaseLLMInterface):
 
     # --- clients ---
 
+    def _option_names(self) -> tuple[str, frozenset[str] | None]:
+        """Other options go to ``ollama.Client()``, which passes what it does not take
+        itself on to ``httpx.Client()``; host and timeout are Zerda's base_url and timeout."""
+        import httpx
+        from ollama._client import BaseClient  # Client(host, **kwargs) forwards its kwargs here
+
+        accepted = signature_options(
+            BaseClient.__init__,
+            {"client", "host", "timeout", "base_url"},
+            var_keyword_to=httpx.Client.__init__,
+        )
+        return "ollama.Client() (httpx.Client options)", accepted
+
+    def _native_names(self) -> frozenset[str]:
+        """The body fields ``**native`` may set: the parameters of the SDK's ``chat()``
+        (Ollama's /api/chat fields, https://docs.ollama.com/api/chat), not the ones Zerda
+        fills. The server ignores unknown fields: refused here, never silently dropped."""
+        sdk: Any = self.sdk
+        names = signature_options(sdk.Client.chat, {"model", "messages", "stream"})
+        return names or frozenset()
+
     def _client_kwargs(self) -> dict[str, Any]:
         kwargs: dict[str, Any] = {**self.options, "host": self.base_url, "timeout": self.timeout}
         if self.api_key:
@@ -226,8 +249,20 @@ class OllamaInterface(BaseLLMInterface):
         options = _map_options(req)
         if options:
             body["options"] = options
-        # parallel_tool_calls: Ollama has no such switch; it is ignored.
-        return _merge_native(body, req.native)
+        self._check_native(req.native)
+        body = _merge_native(body, req.native)
+        if req.timeout is not None:  # taken out by _call: httpx's per-request timeout
+            body["timeout"] = req.timeout
+        return body
+
+    def _check_native(self, native: dict[str, Any]) -> None:
+        accepted = self._native_names()
+        unknown = sorted(set(native) - accepted)
+        if unknown:
+            raise InvalidRequestError(
+                f"ollama's chat takes no argument {', '.join(map(repr, unknown))} "
+                f"(extra keyword arguments become /api/chat body fields: {', '.join(sorted(accepted))})"
+            )
 
     # --- retries (the SDK has none; base.py runs the loop) ---
 
@@ -245,23 +280,25 @@ class OllamaInterface(BaseLLMInterface):
     # --- calls ---
 
     def _call(self, kwargs: dict[str, Any]) -> Any:
-        body = {**kwargs, "stream": False}
+        body, extra = _split_body(kwargs, stream=False)
         # cls=dict: the body as the server sent it (the SDK's models drop call ids).
-        return self._retrying(lambda: self.client._request(dict, "POST", CHAT_PATH, json=body))
+        return self._retrying(
+            lambda: self.client._request(dict, "POST", CHAT_PATH, json=body, **extra)
+        )
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
-        body = {**kwargs, "stream": False}
+        body, extra = _split_body(kwargs, stream=False)
         return await self._retrying_async(
-            lambda: self.async_client._request(dict, "POST", CHAT_PATH, json=body)
+            lambda: self.async_client._request(dict, "POST", CHAT_PATH, json=body, **extra)
         )
 
     @contextmanager
     def _open_stream(self, kwargs: dict[str, Any]) -> Iterator[Iterator[dict[str, Any]]]:
-        body = {**kwargs, "stream": True}
+        body, extra = _split_body(kwargs, stream=True)
 
         def start() -> tuple[Generator[dict[str, Any], None, None], Any]:
             # The request is sent on the first next(): retried until a chunk arrives.
-            chunks = _stream_chunks(self.client, self.sdk, body)
+            chunks = _stream_chunks(self.client, self.sdk, body, extra)
             return chunks, next(chunks, None)
 
         chunks, first = self._retrying(start)
@@ -274,10 +311,10 @@ class OllamaInterface(BaseLLMInterface):
     async def _open_stream_async(
         self, kwargs: dict[str, Any]
     ) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
-        body = {**kwargs, "stream": True}
+        body, extra = _split_body(kwargs, stream=True)
 
         async def start() -> tuple[AsyncGenerator[dict[str, Any], None], Any]:
-            chunks = _stream_chunks_async(self.async_client, self.sdk, body)
+            chunks = _stream_chunks_async(self.async_client, self.sdk, body, extra)
             return chunks, await anext(chunks, None)
 
         chunks, first = await self._retrying_async(start)
@@ -394,10 +431,16 @@ def _parse_line(line: bytes, sdk: Any) -> dict[str, Any]:
     return part
 
 
+def _split_body(kwargs: dict[str, Any], stream: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the JSON body, the httpx request options): a per-call timeout is httpx's."""
+    body, timeout = split_timeout(kwargs)
+    return {**body, "stream": stream}, ({} if timeout is None else {"timeout": timeout})
+
+
 def _stream_chunks(
-    client: Any, sdk: Any, body: dict[str, Any]
+    client: Any, sdk: Any, body: dict[str, Any], extra: dict[str, Any] | None = None
 ) -> Generator[dict[str, Any], None, None]:
-    with client._client.stream("POST", CHAT_PATH, json=body) as response:
+    with client._client.stream("POST", CHAT_PATH, json=body, **(extra or {})) as response:
         if not response.is_success:
             response.read()
             _raise_for_status(response, sdk)
@@ -410,9 +453,9 @@ def _stream_chunks(
 
 
 async def _stream_chunks_async(
-    client: Any, sdk: Any, body: dict[str, Any]
+    client: Any, sdk: Any, body: dict[str, Any], extra: dict[str, Any] | None = None
 ) -> AsyncGenerator[dict[str, Any], None]:
-    async with client._client.stream("POST", CHAT_PATH, json=body) as response:
+    async with client._client.stream("POST", CHAT_PATH, json=body, **(extra or {})) as response:
         if not response.is_success:
             await response.aread()
             _raise_for_status(response, sdk)
