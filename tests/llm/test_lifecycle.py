@@ -212,3 +212,24 @@ def test_an_async_client_of_an_earlier_loop_is_closed_when_that_loop_ends(
     assert built[0] is not built[1]
     assert spy.closed == built  # each closed as its loop shut down
     llm.close()
+
+
+def test_a_fallback_closes_the_interfaces_it_built_not_the_ones_given(
+    server: MockLLMServer,
+) -> None:
+    ready = make(server, "openai")
+    names = ["groq:m", "anthropic:m"]
+    options = {name.split(":")[0]: server.client_options(name.split(":")[0]) for name in names}
+    with create_interface([ready, *names], options=options, max_retries=0) as fallback:
+        assert fallback.generate("hi")["content"] == "Done."
+        built = fallback.interfaces[1:]
+    assert [llm.is_closed for llm in built] == [True, True]
+    assert not ready.is_closed
+    assert ready.generate("hi")["content"] == "Done."
+
+
+async def test_a_fallback_closes_with_async_with(server: MockLLMServer) -> None:
+    options = {"groq": server.client_options("groq")}
+    async with create_interface(["groq:m"], options=options, max_retries=0) as fallback:
+        assert (await fallback.generate_async("hi"))["content"] == "Done."
+    assert fallback.interfaces[0].is_closed

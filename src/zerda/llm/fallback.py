@@ -36,14 +36,42 @@ class FallbackInterface:
     provider: str | None = None
     model: str | None = None
 
-    def __init__(self, interfaces: Sequence[Any], *, raise_errors: bool = False) -> None:
+    def __init__(
+        self, interfaces: Sequence[Any], *, raise_errors: bool = False, owned: Sequence[Any] = ()
+    ) -> None:
         if isinstance(interfaces, (str, bytes)) or not interfaces:
             raise ValueError("a fallback needs a non-empty list of interfaces")
         self.interfaces = list(interfaces)
         self.raise_errors = raise_errors
+        # The interfaces built here from names: closed with the fallback. Ready interfaces
+        # passed in are the caller's to close, as a client= is.
+        self._owned = list(owned)
 
     def __repr__(self) -> str:
         return f"FallbackInterface({self.interfaces!r})"
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Closes the interfaces this fallback built from names (see BaseLLMInterface.close)."""
+        for llm in self._owned:
+            llm.close()
+
+    async def aclose(self) -> None:
+        for llm in self._owned:
+            await llm.aclose()
+
+    def __enter__(self) -> FallbackInterface:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> FallbackInterface:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
     # --- the decisions, shared by every method -------------------------------------------
 
@@ -151,7 +179,9 @@ def fallback_interface(
         own = options.get(item, options.get(item.split(":", 1)[0], {}))
         return create_interface(item, **{**common, "raise_errors": raise_errors, **own})
 
-    return FallbackInterface([build(item) for item in items], raise_errors=raise_errors)
+    built = [build(item) for item in items]
+    owned = [llm for item, llm in zip(items, built, strict=True) if isinstance(item, str)]
+    return FallbackInterface(built, raise_errors=raise_errors, owned=owned)
 
 
 def _answered(result: dict[str, Any], llm: Any) -> dict[str, Any]:
