@@ -233,3 +233,16 @@ async def test_a_fallback_closes_with_async_with(server: MockLLMServer) -> None:
     async with create_interface(["groq:m"], options=options, max_retries=0) as fallback:
         assert (await fallback.generate_async("hi"))["content"] == "Done."
     assert fallback.interfaces[0].is_closed
+
+
+async def test_a_ready_gemini_client_serves_async_calls_through_its_aio(
+    server: MockLLMServer,
+) -> None:
+    from google import genai
+
+    client = genai.Client(**server.sdk_client_kwargs("gemini"))
+    llm = create_interface("gemini", model="m", max_retries=0, client=client)
+    assert (await llm.generate_async("hi"))["content"] == "Done."
+    assert llm.async_client is client.aio
+    await llm.aclose()
+    assert not client._api_client._async_httpx_client.is_closed  # the caller's, left open

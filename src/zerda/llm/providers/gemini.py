@@ -94,6 +94,8 @@ class GeminiInterface(BaseLLMInterface):
         sdk: Any = self.sdk
         if self._client is not None and isinstance(self._client, sdk.client.AsyncClient):
             self._async_client, self._client = self._client, None
+        elif self._client is not None:
+            self._async_client = self._client.aio  # a ready Client: its .aio, kept, not closed
 
     # --- clients --------------------------------------------------------------------------
 
