@@ -512,12 +512,12 @@ class BaseLLMInterface(abc.ABC):
         sync, aclient, loop, closer = self._take_owned()
         if sync is not None and sync is not aclient:
             self._close_client(sync)
-        if aclient is not None and loop is None and _running_loop() is None:
+        if aclient is not None and closer is None and _running_loop() is None:
             import asyncio
 
             asyncio.run(self._aclose_quietly(aclient))  # built outside any loop: no sockets yet
         elif closer is not None and _loop_closed(loop):
-            closer.forget()
+            closer.forget()  # its loop closed it when it shut down, or never can now
         self._close_resources()
 
     async def aclose(self) -> None:
@@ -525,12 +525,12 @@ class BaseLLMInterface(abc.ABC):
         sync, aclient, loop, closer = self._take_owned()
         if sync is not None and sync is not aclient:
             self._close_client(sync)
-        if aclient is not None and (loop is None or loop is _running_loop()):
+        if aclient is not None and (closer is None or loop is _running_loop()):
             if closer is not None:
                 closer.forget()
             await self._aclose_quietly(aclient)
         elif closer is not None and _loop_closed(loop):
-            closer.forget()
+            closer.forget()  # its loop closed it when it shut down, or never can now
         self._close_resources()
 
     def __enter__(self: Self) -> Self:
