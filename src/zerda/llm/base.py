@@ -39,11 +39,14 @@ from zerda.llm.errors import (
 )
 from zerda.llm.executable import ExecutableTool
 from zerda.llm.messages import (
+    check_system,
     json_problem,
     resolve_tool_ids,
     split_system,
+    system_parts,
     validate_messages,
 )
+from zerda.llm.parts import check_media, drop_cache_points, move_tool_media
 from zerda.llm.tools import ToolCall, _normalize_tool, tool_calls_to_dicts
 
 logger = logging.getLogger("zerda")
@@ -95,6 +98,10 @@ class Request:
     stop: list[str] | None = None
     parallel_tool_calls: bool | None = None
     native: dict[str, Any] = field(default_factory=dict)
+    # The system prompt as text parts and cache points, where the provider honours cache
+    # points and the system holds one (else None: ``system`` says it all).
+    system_parts: list[dict[str, Any]] | None = None
+    cache_tools: bool = False  # generate(cache=True): a cache point after the tools
 
 
 def require_sdk(module: str, extra: str, package: str) -> ModuleType:
@@ -151,6 +158,15 @@ def normalize_tools(tools: Sequence[Any] | None) -> list[dict[str, Any]] | None:
             raise InvalidRequestError(f"tools[{i}]: duplicate tool name {t['name']!r}")
         seen.add(t["name"])
     return out
+
+
+def _mark_last_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``cache=True``: a cache point after the last user or tool message (``cache_after``,
+    which the providers with explicit caching map after that message's last block)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i]["role"] in ("user", "tool"):
+            return [*messages[:i], {**messages[i], "cache_after": True}, *messages[i + 1 :]]
+    return messages
 
 
 def normalize_tool_choice(
@@ -386,7 +402,7 @@ class BaseLLMInterface:
         self,
         messages: Any,
         *,
-        system: str | None = None,
+        system: str | list[dict[str, Any]] | None = None,
         tools: Sequence[Any] | None = None,
         tool_choice: Any = None,
         max_tokens: int | None = None,
@@ -394,16 +410,19 @@ class BaseLLMInterface:
         top_p: float | None = None,
         stop: str | Sequence[str] | None = None,
         parallel_tool_calls: bool | None = None,
+        cache: bool = False,
         **native: Any,
     ) -> Request:
         """Checks everything that can be checked before a request is sent."""
-        if system is not None and not isinstance(system, str):
-            raise InvalidRequestError("system must be a string")
+        system = check_system(system)
         unified_tools = normalize_tools(tools)
         self._check_tool_names(unified_tools)
         checked = validate_messages(messages)
         resolved = resolve_tool_ids(checked, self._tool_id)
+        check_media(resolved, self.provider, self.traits)  # indices as the caller gave them
         system_text, rest = split_system(resolved, system)
+        rest = self._map_parts(rest, cache)
+        cached = cache and self.traits.cache_points
         if isinstance(stop, str):
             stop = [stop]
         choice = normalize_tool_choice(tool_choice, unified_tools)
@@ -419,7 +438,36 @@ class BaseLLMInterface:
             stop=list(stop) if stop else None,
             parallel_tool_calls=parallel_tool_calls,
             native=native,
+            system_parts=self._system_parts(resolved, system, system_text, cached),
+            cache_tools=bool(cached and unified_tools),
         )
+
+    def _map_parts(self, messages: list[dict[str, Any]], cache: bool) -> list[dict[str, Any]]:
+        """Content parts (already checked against the row by ``check_media``) made ready
+        for the provider: cache points dropped where caching is automatic, the last user
+        turn marked with ``cache=True`` where it is explicit, media that tool messages cannot
+        carry moved to a user message after them (docs/multimodal.md)."""
+        if not self.traits.cache_points:
+            messages = drop_cache_points(messages)
+        elif cache:
+            messages = _mark_last_turn(messages)
+        return move_tool_media(messages, self.traits.tool_results)
+
+    def _system_parts(
+        self,
+        messages: list[dict[str, Any]],
+        system: str | list[dict[str, Any]] | None,
+        text: str | None,
+        cache: bool,
+    ) -> list[dict[str, Any]] | None:
+        """The system prompt as parts where the provider honours cache points and there is
+        one to honour (``cache=True`` adds one after the system prompt)."""
+        if not self.traits.cache_points:
+            return None
+        parts = system_parts(messages, system)
+        if cache and text:
+            parts = [*(parts or [{"type": "text", "text": text}]), {"type": "cache_point"}]
+        return parts
 
     def _check_tool_names(self, tools: list[dict[str, Any]] | None) -> None:
         """Every tool name matches the row's rule in full (``fullmatch``: a trailing newline
