@@ -164,8 +164,12 @@ def _mark_last_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``cache=True``: a cache point after the last user or tool message (``cache_after``,
     which the providers with explicit caching map after that message's last block)."""
     for i in range(len(messages) - 1, -1, -1):
-        if messages[i]["role"] in ("user", "tool"):
-            return [*messages[:i], {**messages[i], "cache_after": True}, *messages[i + 1 :]]
+        content = messages[i]["content"]
+        if messages[i]["role"] not in ("user", "tool"):
+            continue
+        if isinstance(content, list) and content and content[-1].get("type") == "cache_point":
+            return messages  # the caller put one there already
+        return [*messages[:i], {**messages[i], "cache_after": True}, *messages[i + 1 :]]
     return messages
 
 
@@ -465,7 +469,7 @@ class BaseLLMInterface:
         if not self.traits.cache_points:
             return None
         parts = system_parts(messages, system)
-        if cache and text:
+        if cache and text and not (parts and parts[-1]["type"] == "cache_point"):
             parts = [*(parts or [{"type": "text", "text": text}]), {"type": "cache_point"}]
         return parts
 

@@ -83,15 +83,17 @@ def _sniff_base64(data: str) -> str | None:
 # --- helpers -------------------------------------------------------------------------------
 
 
-def image(src: bytes | str | os.PathLike[str], media_type: str | None = None) -> dict[str, Any]:
+# What the helpers take: the bytes, a path, or a URL / provider URI.
+Source = bytes | bytearray | memoryview | str | os.PathLike[str]
+
+
+def image(src: Source, media_type: str | None = None) -> dict[str, Any]:
     """An image part from bytes, a path, an ``http(s)://`` URL (fetched by the provider)
     or a ``gs://`` / ``s3://`` URI (a ``file`` part)."""
     return _part("image", src, media_type)
 
 
-def document(
-    src: bytes | str | os.PathLike[str], media_type: str | None = None, name: str | None = None
-) -> dict[str, Any]:
+def document(src: Source, media_type: str | None = None, name: str | None = None) -> dict[str, Any]:
     """A document part (PDF, text...) from bytes, a path, a URL or a ``gs://`` / ``s3://``
     URI; ``name`` defaults to the file's name."""
     part = _part("document", src, media_type)
@@ -102,7 +104,7 @@ def document(
     return part
 
 
-def audio(src: bytes | str | os.PathLike[str], media_type: str | None = None) -> dict[str, Any]:
+def audio(src: Source, media_type: str | None = None) -> dict[str, Any]:
     """An audio part (wav, mp3...) from bytes, a path, a URL or a ``gs://`` / ``s3://`` URI."""
     return _part("audio", src, media_type)
 
@@ -151,7 +153,10 @@ def is_parts(content: Any) -> bool:
 
 
 def _fail(where: str, problem: str) -> InvalidRequestError:
-    return InvalidRequestError(f"{where}: {problem}")
+    """``messages[2].content[1].data: is empty`` (a problem naming a field starts with '.')."""
+    return InvalidRequestError(
+        f"{where}{problem}" if problem.startswith(".") else f"{where}: {problem}"
+    )
 
 
 def check_parts(where: str, content: Any, *, allowed: Iterable[str] = PART_TYPES) -> list[Any]:
