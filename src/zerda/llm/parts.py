@@ -135,8 +135,25 @@ def _inline(kind: str, raw: bytes, media_type: str | None, path: str | None) -> 
         raise ValueError(
             f"{kind}(): cannot tell the media type of {path or 'these bytes'}: pass media_type="
         )
-    # The one base64 encoding of the payload: histories hold text, and every mapping reuses it.
-    return {"type": kind, "data": base64.b64encode(raw).decode("ascii"), "media_type": found}
+    return {"type": kind, "data": encode(raw), "media_type": found}
+
+
+class Base64Text(str):
+    """Base64 text that remembers the bytes it encodes (``raw``), so that the SDKs that take
+    bytes (boto3, google-genai) get the caller's own bytes back instead of a decoded copy: an
+    8 MiB image then costs one encoding and no second copy. It is a ``str`` in every other
+    respect (JSON, equality, hashing), so histories stay plain data."""
+
+    raw: bytes
+
+
+def encode(raw: bytes | bytearray | memoryview) -> Base64Text:
+    """The one base64 encoding of a payload: histories hold the text, and every provider's
+    mapping reuses it (or its bytes)."""
+    data = bytes(raw)  # no copy for bytes
+    text = Base64Text(base64.b64encode(data).decode("ascii"))
+    text.raw = data
+    return text
 
 
 # --- provider-neutral checks -----------------------------------------------------------------
@@ -242,7 +259,7 @@ def _check_data(where: str, data: Any) -> str:
     if isinstance(data, (bytes, bytearray, memoryview)):
         if not data:
             raise _fail(where, ".data: is empty")
-        return base64.b64encode(data).decode("ascii")
+        return encode(data)
     if not isinstance(data, str):
         raise _fail(where, f".data: must be base64 text or bytes, not {type(data).__name__}")
     if not data:
@@ -436,5 +453,7 @@ def text_of(content: Any) -> str:
 
 
 def b64decode(data: str) -> bytes:
-    """The bytes of checked base64 data (for SDKs that take bytes: boto3, google-genai)."""
-    return base64.b64decode(data)
+    """The bytes of checked base64 data (for SDKs that take bytes: boto3, google-genai):
+    the caller's own bytes when Zerda encoded them, else decoded."""
+    raw = getattr(data, "raw", None)
+    return raw if isinstance(raw, bytes) else base64.b64decode(data)
