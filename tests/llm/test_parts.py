@@ -295,3 +295,18 @@ def test_a_part_a_native_tool_result_cannot_take_moves_and_the_rest_stays() -> N
 def test_results_without_media_are_left_alone() -> None:
     history = validate_messages(tool_turn({"type": "text", "text": "plain"}))
     assert move_tool_media(history, registry.get("ollama").traits.tool_results) == history
+
+
+def test_base64_text_is_plain_json_and_hands_the_callers_bytes_back() -> None:
+    import json
+
+    from zerda.llm.parts import b64decode
+
+    part = image(PNG)
+    assert json.loads(json.dumps(part)) == {
+        "type": "image",
+        "data": PNG64,
+        "media_type": "image/png",
+    }
+    assert b64decode(part["data"]) is PNG  # no decoded copy for boto3 / google-genai
+    assert b64decode(PNG64) == PNG  # base64 text from a stored history is decoded
