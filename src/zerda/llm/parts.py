@@ -19,7 +19,6 @@ Each function returns new objects; the caller's parts are never changed.
 from __future__ import annotations
 
 import base64
-import mimetypes
 import os
 import re
 from collections.abc import Iterable
@@ -72,6 +71,8 @@ def sniff(head: bytes) -> str | None:
 def _guess_from_name(name: str) -> str | None:
     """The media type a file name's extension suggests (the stdlib ``mimetypes`` table,
     with the audio spellings the APIs use)."""
+    import mimetypes  # only when a name must be read: it loads the system's type tables
+
     guessed, _ = mimetypes.guess_type(name, strict=False)
     return {"audio/x-wav": "audio/wav", "audio/x-flac": "audio/flac"}.get(guessed or "", guessed)
 

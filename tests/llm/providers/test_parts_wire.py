@@ -744,3 +744,49 @@ def test_a_history_with_images_continues_on_every_provider(
     body = sent(server, receiver, with_images(producer), tools=TOOLS)
     # Both images re-sent in the receiver's own shape: the user's and the tool's.
     assert images_sent(receiver, body) == [RECEIVER_IMAGE[receiver]] * 2
+
+
+# --- stream, async and the tool loop send the same parts ------------------------------------------
+
+
+@pytest.mark.parametrize("provider", NAMES)
+async def test_stream_and_generate_async_send_the_parts_generate_sends(
+    server: MockLLMServer, provider: str
+) -> None:
+    expected = sent(server, provider, TOOL_HISTORY, tools=SCREENSHOT)
+    llm = create_interface(provider, model="m", max_retries=0, **server.client_options(provider))
+    server.reset()
+    server.set_default(text="ok")
+    assert (await llm.generate_async(TOOL_HISTORY, tools=SCREENSHOT))["content"] == "ok"
+    assert server.last_request(provider).body == expected
+    server.reset()
+    server.set_default(text="ok")
+    events = list(llm.stream(TOOL_HISTORY, tools=SCREENSHOT))
+    assert events[-1]["result"]["content"] == "ok"
+    streamed = server.last_request(provider).body
+    assert _messages_of(streamed) == _messages_of(expected)
+
+
+def _messages_of(body: dict[str, Any]) -> Any:
+    return body.get("messages") or body.get("contents")
+
+
+def test_run_sends_the_media_a_python_tool_returns(server: MockLLMServer) -> None:
+    def screenshot() -> list[dict[str, Any]]:
+        """Takes a screenshot."""
+        return [{"type": "text", "text": "Here it is."}, image(PNG)]
+
+    server.reset()
+    server.enqueue(
+        "anthropic", tool_calls=[{"id": "toolu_1", "name": "screenshot", "arguments": {}}]
+    )
+    server.enqueue("anthropic", text="A blank screen.")
+    llm = create_interface("anthropic", model="m", **server.client_options("anthropic"))
+    result = llm.run("What is on my screen?", tools=[screenshot])
+    assert result["content"] == "A blank screen."
+    last = server.last_request("anthropic").body["messages"][-1]
+    assert last == TOOL_BODIES["anthropic"]["messages"][-1] | {
+        "content": [
+            {**TOOL_BODIES["anthropic"]["messages"][-1]["content"][0], "tool_use_id": "toolu_1"}
+        ]
+    }
