@@ -234,7 +234,8 @@ def _check_media_part(where: str, kind: str, part: dict[str, Any]) -> dict[str, 
         part = {**part, "media_type": part.get("media_type") or media_type}
         url = None
     if (data is None) == (url is None):
-        raise _fail(where, f"an {kind} part needs either 'data' (base64 or bytes) or 'url'")
+        article = "a" if kind == "document" else "an"
+        raise _fail(where, f"{article} {kind} part needs either 'data' (base64 or bytes) or 'url'")
     out: dict[str, Any] = {"type": kind}
     media_type = _media_type_field(where, part)
     if url is not None:
