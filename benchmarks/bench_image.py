@@ -222,9 +222,8 @@ def table(rows: dict[str, dict[str, dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
-def write_section(text: str) -> None:
+def write_section(text: str, path: Path = HERE / "RESULTS.md") -> None:
     """RESULTS.md's "## Image payload" section replaced (or appended)."""
-    path = HERE / "RESULTS.md"
     current = path.read_text()
     head, found, rest = current.partition(SECTION)
     tail = rest[rest.find("\n## ") :] if found and "\n## " in rest else ""

@@ -449,18 +449,20 @@ _NAME_BAD = re.compile(r"[^a-zA-Z0-9\s\-()\[\]]+")
 
 
 def _map_parts(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Content parts as Converse blocks; documents get distinct valid names."""
-    blocks = []
+    """Content parts as Converse blocks; nameless documents numbered in order."""
+    blocks: list[dict[str, Any]] = []
     for part in parts:
-        kind = part["type"]
-        if kind == "text":
-            blocks += [{"text": part["text"]}] if part["text"].strip() else []
-        elif kind == "cache_point":
-            blocks.append(_CACHE_POINT)
-        else:
-            n = sum(1 for b in blocks if "document" in b) + 1
-            blocks.append(_map_media(part, n))
+        blocks += _map_part(part, sum(1 for b in blocks if "document" in b) + 1)
     return blocks
+
+
+def _map_part(part: dict[str, Any], n: int) -> list[dict[str, Any]]:
+    """One content part as Converse blocks (``n``: the number a nameless document gets)."""
+    if part["type"] == "text":
+        return [{"text": part["text"]}] if part["text"].strip() else []
+    if part["type"] == "cache_point":
+        return [_CACHE_POINT]
+    return [_map_media(part, n)]
 
 
 def _map_media(part: dict[str, Any], n: int) -> dict[str, Any]:
