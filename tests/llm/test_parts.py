@@ -183,7 +183,7 @@ def test_a_tool_list_is_parts_only_when_every_item_is_a_typed_part() -> None:
 
 def checked(provider: str, messages: list[dict[str, Any]]) -> None:
     spec = registry.get(provider)
-    check_media(validate_messages(messages), spec.name, spec.traits)
+    check_media(validate_messages(messages), spec.name, spec.traits.user, spec.traits.tool_results)
 
 
 CALL = {"id": "c1", "name": "shot", "arguments": {}}

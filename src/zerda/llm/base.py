@@ -423,7 +423,8 @@ class BaseLLMInterface:
         self._check_tool_names(unified_tools)
         checked = validate_messages(messages)
         resolved = resolve_tool_ids(checked, self._tool_id)
-        check_media(resolved, self.provider, self.traits)  # indices as the caller gave them
+        # Indices as the caller gave them: checked before system messages are taken out.
+        check_media(resolved, self.provider, self.traits.user, self._tool_results_media())
         system_text, rest = split_system(resolved, system)
         rest = self._map_parts(rest, cache)
         cached = cache and self.traits.cache_points
@@ -455,7 +456,12 @@ class BaseLLMInterface:
             messages = drop_cache_points(messages)
         elif cache:
             messages = _mark_last_turn(messages)
-        return move_tool_media(messages, self.traits.tool_results)
+        return move_tool_media(messages, self._tool_results_media())
+
+    def _tool_results_media(self) -> registry.Media:
+        """What this model's tool results carry natively: the row's ``tool_results``
+        (a provider whose older models take less narrows it by model)."""
+        return self.traits.tool_results
 
     def _system_parts(
         self,

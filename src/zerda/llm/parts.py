@@ -26,7 +26,7 @@ from pathlib import PurePath
 from typing import Any
 
 from zerda.llm.errors import InvalidRequestError
-from zerda.llm.registry import PART_TYPES, Media, Traits
+from zerda.llm.registry import PART_TYPES, Media
 
 MEDIA_PARTS = ("image", "document", "audio", "file")
 _PLAIN = ("text", "cache_point")
@@ -337,23 +337,23 @@ def describe(media: Media) -> str:
     return "text, " + "; ".join(kinds)
 
 
-def check_media(messages: list[dict[str, Any]], provider: str, traits: Traits) -> None:
+def check_media(
+    messages: list[dict[str, Any]], provider: str, user: Media, tool_results: Media
+) -> None:
     """Refuses, before anything is sent, a part the provider cannot take: in user messages
-    as ``traits.user`` says; in tool messages as ``traits.tool_results`` says, or else as a
-    user message takes it (where :func:`move_tool_media` sends it)."""
+    as ``user`` (the row's ``traits.user``) says; in tool messages as ``tool_results`` says,
+    or else as a user message takes it (where :func:`move_tool_media` sends it)."""
     for i, message in enumerate(messages):
         content = message.get("content")
         if message["role"] == "user" and isinstance(content, list):
             for j, part in enumerate(content):
-                _refuse_if(
-                    media_problem(traits.user, part), i, j, provider, "user messages", traits.user
-                )
+                _refuse_if(media_problem(user, part), i, j, provider, "user messages", user)
         elif message["role"] == "tool" and isinstance(content, list) and is_parts(content):
             for j, part in enumerate(content):
-                if media_problem(traits.tool_results, part) is None:
+                if media_problem(tool_results, part) is None:
                     continue
                 where = "tool results (nor in a user message after them)"
-                _refuse_if(media_problem(traits.user, part), i, j, provider, where, traits.user)
+                _refuse_if(media_problem(user, part), i, j, provider, where, user)
 
 
 def _refuse_if(

@@ -790,3 +790,30 @@ def test_run_sends_the_media_a_python_tool_returns(server: MockLLMServer) -> Non
             {**TOOL_BODIES["anthropic"]["messages"][-1]["content"][0], "tool_use_id": "toolu_1"}
         ]
     }
+
+
+def test_older_gemini_models_get_media_from_tools_in_a_user_message(
+    server: MockLLMServer,
+) -> None:
+    server.reset()
+    server.set_default(text="ok")
+    options = server.client_options("gemini")
+    llm = create_interface("gemini", model="gemini-2.5-flash", max_retries=0, **options)
+    assert llm.generate(TOOL_HISTORY, tools=SCREENSHOT)["content"] == "ok"
+    contents = server.last_request("gemini").body["contents"]
+    assert contents[2:] == [
+        {
+            "parts": [
+                {
+                    "functionResponse": {
+                        "id": "call_1",
+                        "name": "screenshot",
+                        "response": {"result": NOTE},
+                    }
+                },
+                {"text": "The tool call 'screenshot' (id call_1) returned:"},
+                {"inlineData": {"data": PNG64_URLSAFE, "mime_type": "image/png"}},
+            ],
+            "role": "user",
+        }
+    ]

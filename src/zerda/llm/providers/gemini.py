@@ -45,6 +45,7 @@ from zerda.llm.errors import (
     is_retryable_status,
 )
 from zerda.llm.parts import b64decode, is_parts, text_of
+from zerda.llm.registry import Media
 from zerda.llm.tools import parse_gemini_tool_calls, to_gemini_tools
 
 if TYPE_CHECKING:
@@ -74,6 +75,7 @@ _TOOL_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
 # provider made): https://ai.google.dev/gemini-api/docs/thought-signatures
 _PLACEHOLDER_SIGNATURE = base64.urlsafe_b64decode("skip_thought_signature_validator")
 
+_GEMINI_VERSION = re.compile(r"(?:models/)?gemini-(\d+)")
 _END = object()  # anext's default: the stream ended before its first chunk
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")  # google.protobuf.Duration, e.g. "27s"
 
@@ -133,6 +135,15 @@ class GeminiInterface(BaseLLMInterface):
         return self._client.aio
 
     # --- request --------------------------------------------------------------------------
+
+    def _tool_results_media(self) -> Media:
+        """Media in FunctionResponse.parts are a Gemini 3 feature
+        (https://ai.google.dev/gemini-api/docs/function-calling#multimodal): for an older
+        Gemini model, media from tools travel in a user message after the results."""
+        match = _GEMINI_VERSION.match(self.model or "")
+        if match and int(match.group(1)) < 3:
+            return Media()
+        return super()._tool_results_media()
 
     def _build_request(self, req: Request) -> dict[str, Any]:
         config = _map_config(req)
