@@ -241,7 +241,9 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(measure(provider, side, int(port))))
         return 0
     rows: dict[str, dict[str, dict[str, Any]]] = {}
-    with serve() as port:
+    # Lenient: Anthropic (5 MB) and Bedrock (3.75 MB) take smaller images than this one,
+    # and the strict mock refuses it as they do; the client's memory is what is measured.
+    with serve(strict=False) as port:
         for provider in args.providers.split(","):
             rows[provider] = {side: run_child(provider, side, port) for side in ("raw", "zerda")}
             print(f"[image] {provider}: {rows[provider]}", file=sys.stderr, flush=True)
@@ -251,7 +253,10 @@ def main(argv: list[str] | None = None) -> int:
             "An 8 MiB PNG (already in memory as bytes) sent once in a user message, against "
             "MockLLMServer in another process; `python benchmarks/bench_image.py`. Peak is "
             "tracemalloc's peak of the client process while wrapping and sending it, above "
-            "what was allocated before (the image's own bytes are in neither figure). Goal: "
+            "what was allocated before (the image's own bytes are in neither figure); the "
+            "mock runs with `strict=False`, as Anthropic (5 MB) and Bedrock (3.75 MB) refuse "
+            "images this large. "
+            "Goal: "
             f"at most {GOAL}x the raw SDK's peak and one base64 encoding by Zerda. Encodings "
             "count `base64.b64encode` calls on 1 MiB or more, by caller. Zerda's extra "
             "10.7 MiB, where there is one, is the part's base64 text, which the history "

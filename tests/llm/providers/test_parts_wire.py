@@ -382,7 +382,7 @@ TOOL_BODIES: dict[str, dict[str, Any]] = {
             },
             {"content": NOTE, "role": "tool", "tool_call_id": "Bu09e4fdz", "name": "screenshot"},
             # Mistral refuses a user message right after a tool message.
-            {"role": "assistant", "content": "OK", "prefix": False},
+            {"role": "assistant", "content": "OK.", "prefix": False},
             {
                 "content": [
                     {"text": "The tool call 'screenshot' (id Bu09e4fdz) returned:", "type": "text"},
