@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,11 +18,7 @@ from zerda.llm.parts import check_parts, media_problem
 from zerda.llm.providers import _openai_compat, anthropic, aws, gemini, mistral
 from zerda.testing import MockLLMServer
 
-# ZERDA_RECORDED points elsewhere (a worktree that is not beside shared/).
-RECORDED = Path(
-    os.environ.get("ZERDA_RECORDED")
-    or Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures" / "recorded"
-)
+RECORDED = Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures" / "recorded"
 PROVIDERS = ("openai", "groq", "mistral", "anthropic", "bedrock", "gemini")  # Ollama has none
 
 
