@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     text = markdown(data)
     print(text)
     (args.out / "results.json").write_text(json.dumps(data, indent=2) + "\n")
-    (args.out / "RESULTS.md").write_text(text)
+    (args.out / "RESULTS.md").write_text(text + _image_section(args.out / "RESULTS.md"))
     _progress(f"[bench] wrote {args.out / 'results.json'} and {args.out / 'RESULTS.md'}")
     if args.out.resolve() == HERE and not args.quick and set(args.only) == set(SECTIONS):
         update_readme(HERE / "README.md", data)
@@ -202,6 +202,13 @@ def main(argv: list[str] | None = None) -> int:
 
 README_START = "<!-- results:start (written by run.py) -->"
 README_END = "<!-- results:end -->"
+
+
+def _image_section(path: Path) -> str:
+    """The "## Image payload" section bench_image.py wrote, kept when the rest is rewritten."""
+    old = path.read_text() if path.exists() else ""
+    _, found, rest = old.partition("\n## Image payload")
+    return "\n## Image payload" + rest.split("\n## ", 1)[0] if found else ""
 
 
 def update_readme(path: Path, data: dict[str, Any]) -> None:

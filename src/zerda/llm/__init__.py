@@ -22,6 +22,7 @@ from zerda.llm.errors import (
     ZerdaError,
 )
 from zerda.llm.messages import tool_result
+from zerda.llm.parts import audio, document, image
 from zerda.llm.providers import create_interface
 from zerda.llm.tools import ToolCall
 
@@ -42,7 +43,10 @@ __all__ = [
     "ToolCall",
     "UnknownError",
     "ZerdaError",
+    "audio",
     "create_interface",
+    "document",
+    "image",
     "tool_from_function",
     "tool_from_model",
     "tool_result",

@@ -16,11 +16,19 @@ from typing import TYPE_CHECKING, Any
 
 from zerda.llm.errors import InvalidRequestError
 from zerda.llm.executable import ExecutableTool
-from zerda.llm.messages import json_problem, resolve_tool_ids, split_system, validate_messages
+from zerda.llm.messages import (
+    check_system,
+    json_problem,
+    resolve_tool_ids,
+    split_system,
+    system_parts,
+    validate_messages,
+)
+from zerda.llm.parts import check_media, drop_cache_points, move_tool_media
 from zerda.llm.tools import _normalize_tool
 
 if TYPE_CHECKING:
-    from zerda.llm.registry import ProviderSpec
+    from zerda.llm.registry import Media, ProviderSpec
 
 TOOL_CHOICES = ("auto", "none", "required")
 
@@ -42,6 +50,10 @@ class Request:
     # Seconds for this call only (None: the interface's timeout); each provider applies it
     # the way its SDK documents (docs/providers.md, "Timeouts").
     timeout: float | None = None
+    # The system prompt as text parts and cache points, where the provider honours cache
+    # points and the system holds one (else None: ``system`` says it all).
+    system_parts: list[dict[str, Any]] | None = None
+    cache_tools: bool = False  # generate(cache=True): a cache point after the tools
 
 
 # --- tools -----------------------------------------------------------------------------
@@ -196,12 +208,54 @@ def split_timeout(kwargs: dict[str, Any]) -> tuple[dict[str, Any], float | None]
 IdRule = Callable[[str | None, int, int], str | None]
 
 
+def _mark_last_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``cache=True``: a cache point after the last user or tool message (``cache_after``,
+    which the providers with explicit caching map after that message's last block)."""
+    for i in range(len(messages) - 1, -1, -1):
+        content = messages[i]["content"]
+        if messages[i]["role"] not in ("user", "tool"):
+            continue
+        if isinstance(content, list) and content and content[-1].get("type") == "cache_point":
+            return messages  # the caller put one there already
+        return [*messages[:i], {**messages[i], "cache_after": True}, *messages[i + 1 :]]
+    return messages
+
+
+def map_parts(
+    messages: list[dict[str, Any]], spec: ProviderSpec, tool_results: Media, cache: bool
+) -> list[dict[str, Any]]:
+    """Content parts (already checked against the row by ``check_media``) made ready
+    for the provider: cache points dropped where caching is automatic, the last user
+    turn marked with ``cache=True`` where it is explicit, media that tool messages cannot
+    carry moved to a user message after them (docs/multimodal.md)."""
+    if not spec.traits.cache_points:
+        messages = drop_cache_points(messages)
+    elif cache:
+        messages = _mark_last_turn(messages)
+    return move_tool_media(messages, tool_results)
+
+
+def map_system_parts(
+    messages: list[dict[str, Any]],
+    system: str | list[dict[str, Any]] | None,
+    text: str | None,
+    cache: bool,
+) -> list[dict[str, Any]] | None:
+    """The system prompt as parts, for a provider that honours cache points, where there
+    is one to honour (``cache=True`` adds one after the system prompt)."""
+    parts = system_parts(messages, system)
+    if cache and text and not (parts and parts[-1]["type"] == "cache_point"):
+        parts = [*(parts or [{"type": "text", "text": text}]), {"type": "cache_point"}]
+    return parts
+
+
 def prepare(
     spec: ProviderSpec,
     tool_id: IdRule,
     messages: Any,
     *,
-    system: str | None = None,
+    tool_results: Media | None = None,
+    system: str | list[dict[str, Any]] | None = None,
     tools: Sequence[Any] | None = None,
     tool_choice: Any = None,
     max_tokens: int | None = None,
@@ -210,17 +264,24 @@ def prepare(
     stop: str | Sequence[str] | None = None,
     parallel_tool_calls: bool | None = None,
     timeout: Any = None,
+    cache: bool = False,
     **native: Any,
 ) -> Request:
     """Checks everything that can be checked before a request is sent, against ``spec``'s
-    rules; ``tool_id`` is the id rule for history tool calls."""
-    if system is not None and not isinstance(system, str):
-        raise InvalidRequestError("system must be a string")
+    rules; ``tool_id`` is the id rule for history tool calls, ``tool_results`` what this
+    model's tool results carry (default: the row's)."""
+    traits = spec.traits
+    results_media = tool_results if tool_results is not None else traits.tool_results
+    system = check_system(system)
     unified_tools = normalize_tools(tools)
     check_tool_names(unified_tools, spec)
     checked = validate_messages(messages)
     resolved = resolve_tool_ids(checked, tool_id)
+    # Indices as the caller gave them: checked before system messages are taken out.
+    check_media(resolved, spec.name, traits.user, results_media)
     system_text, rest = split_system(resolved, system)
+    rest = map_parts(rest, spec, results_media, cache)
+    cached = cache and traits.cache_points
     if isinstance(stop, str):
         stop = [stop]
     choice = normalize_tool_choice(tool_choice, unified_tools)
@@ -237,4 +298,8 @@ def prepare(
         parallel_tool_calls=parallel_tool_calls,
         native=native,
         timeout=check_timeout(timeout),
+        system_parts=(
+            map_system_parts(resolved, system, system_text, cached) if traits.cache_points else None
+        ),
+        cache_tools=bool(cached and unified_tools),
     )

@@ -649,7 +649,14 @@ class BaseLLMInterface(abc.ABC):
     def _prepare(self, messages: Any, **kwargs: Any) -> Request:
         """Checks everything that can be checked before a request is sent
         (:func:`zerda.llm._request.prepare`, against this interface's row)."""
-        return prepare(self.spec, self._tool_id, messages, **kwargs)
+        return prepare(
+            self.spec, self._tool_id, messages, tool_results=self._tool_results_media(), **kwargs
+        )
+
+    def _tool_results_media(self) -> registry.Media:
+        """What this model's tool results carry natively: the row's ``tool_results``
+        (a provider whose older models take less narrows it by model)."""
+        return self.traits.tool_results
 
     def _check_tool_names(self, tools: list[dict[str, Any]] | None) -> None:
         check_tool_names(tools, self.spec)

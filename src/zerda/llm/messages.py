@@ -11,12 +11,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from zerda.llm.errors import InvalidRequestError
+from zerda.llm.parts import check_parts, is_parts, text_of
+from zerda.llm.registry import PART_TYPES
 
 ROLES = ("system", "user", "assistant", "tool")
 
 
 def tool_result(call: dict[str, Any], output: Any, is_error: bool = False) -> dict[str, Any]:
-    """The ``tool`` message answering ``call`` (a tool call dict as generate returned it)."""
+    """The ``tool`` message answering ``call`` (a tool call dict as generate returned it).
+
+    ``output`` is text, JSON data, or a list of content parts (``[text, image(...)]``) for a
+    tool that returns media (docs/multimodal.md)."""
     return {
         "role": "tool",
         "tool_call_id": call.get("id"),
@@ -79,6 +84,10 @@ def _check_message(index: int, message: Any) -> dict[str, Any]:
     role = message.get("role")
     if role not in ROLES:
         raise _fail(index, f"unknown role {role!r} (expected one of {', '.join(ROLES)})")
+    if role in ("system", "user") and isinstance(message.get("content"), list):
+        allowed = ("text", "cache_point") if role == "system" else PART_TYPES
+        parts = check_parts(f"messages[{index}].content", message["content"], allowed=allowed)
+        return {"role": role, "content": parts}
     if role in ("system", "user"):
         return {"role": role, "content": _check_text(index, message, optional=False)}
     if role == "assistant":
@@ -113,6 +122,8 @@ def _check_tool(index: int, message: dict[str, Any]) -> dict[str, Any]:
     if name is not None and not isinstance(name, str):
         raise _fail(index, "'name' must be a string or None")
     content = message["content"]
+    if is_parts(content):
+        content = check_parts(f"messages[{index}].content", content)
     problem = None if isinstance(content, str) else json_problem(content)
     if problem:
         raise _fail(index, f"tool message 'content' cannot be sent as JSON: {problem}")
@@ -120,7 +131,7 @@ def _check_tool(index: int, message: dict[str, Any]) -> dict[str, Any]:
         "role": "tool",
         "tool_call_id": call_id or None,
         "name": name or None,
-        "content": message["content"],
+        "content": content,
         "is_error": bool(message.get("is_error", False)),
     }
 
@@ -138,14 +149,42 @@ def validate_messages(messages: str | Sequence[Any]) -> list[dict[str, Any]]:
 
 
 def split_system(
-    messages: list[dict[str, Any]], system: str | None
+    messages: list[dict[str, Any]], system: str | list[dict[str, Any]] | None
 ) -> tuple[str | None, list[dict[str, Any]]]:
     """The system prompt (the argument first, then every system message, joined) and the
     other messages. Providers send the system prompt first, whatever its position."""
-    parts = [system] if system else []
-    parts += [m["content"] for m in messages if m["role"] == "system" and m["content"]]
+    texts = [text_of(c) for c in _system_contents(messages, system)]
+    texts = [t for t in texts if t]
     rest = [m for m in messages if m["role"] != "system"]
-    return ("\n\n".join(parts) if parts else None), rest
+    return ("\n\n".join(texts) if texts else None), rest
+
+
+def system_parts(
+    messages: list[dict[str, Any]], system: str | list[dict[str, Any]] | None
+) -> list[dict[str, Any]] | None:
+    """The system prompt as text parts and cache points, in order, when it holds a cache
+    point (else None: the joined text of :func:`split_system` says it all)."""
+    parts: list[dict[str, Any]] = []
+    for content in _system_contents(messages, system):
+        items = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        parts += [p for p in items if p["type"] == "cache_point" or p["text"]]
+    return parts if any(p["type"] == "cache_point" for p in parts) else None
+
+
+def _system_contents(
+    messages: list[dict[str, Any]], system: str | list[dict[str, Any]] | None
+) -> list[Any]:
+    head = [system] if system else []
+    return head + [m["content"] for m in messages if m["role"] == "system" and m["content"]]
+
+
+def check_system(system: Any) -> str | list[dict[str, Any]] | None:
+    """The ``system=`` argument checked: a string, or a list of text parts and cache points."""
+    if system is None or isinstance(system, str):
+        return system
+    if isinstance(system, list):
+        return check_parts("system", system, allowed=("text", "cache_point"))
+    raise InvalidRequestError("system must be a string or a list of text parts and cache points")
 
 
 MakeId = Callable[[str | None, int, int], str | None]

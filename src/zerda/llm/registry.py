@@ -242,22 +242,40 @@ _ANTHROPIC = ProviderSpec(
     ),
 )
 
+# DocumentBlock.format: pdf | csv | doc | docx | xls | xlsx | html | txt | md
+_BEDROCK_DOCUMENTS = (
+    "application/pdf",
+    "text/csv",
+    "application/msword",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "application/vnd.ms-excel",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "text/html",
+    "text/plain",
+    "text/markdown",
+)
 _BEDROCK_MEDIA = Media(
     parts=frozenset({"image", "document", "file"}),
+    media_types=_frozen({"image": _IMAGES, "document": _BEDROCK_DOCUMENTS}),
+    uris=frozenset({"s3"}),
+)
+# Messages also take AudioBlock (format mp3, wav, flac, ogg, aac, m4a, webm... raw bytes or
+# s3Location): https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_AudioBlock.html.
+# ToolResultContentBlock has no audio member, so tool results stay without it.
+_BEDROCK_USER_MEDIA = Media(
+    parts=frozenset({"image", "document", "audio", "file"}),
     media_types=_frozen(
         {
             "image": _IMAGES,
-            # DocumentBlock.format: pdf | csv | doc | docx | xls | xlsx | html | txt | md
-            "document": (
-                "application/pdf",
-                "text/csv",
-                "application/msword",
-                "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-                "application/vnd.ms-excel",
-                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-                "text/html",
-                "text/plain",
-                "text/markdown",
+            "document": _BEDROCK_DOCUMENTS,
+            "audio": (
+                "audio/mpeg",
+                "audio/wav",
+                "audio/flac",
+                "audio/ogg",
+                "audio/aac",
+                "audio/mp4",
+                "audio/webm",
             ),
         }
     ),
@@ -280,8 +298,9 @@ _BEDROCK = ProviderSpec(
     traits=Traits(
         tool_id="bedrock",
         # https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ContentBlock.html:
-        # image / document blocks with raw bytes or an s3Location, also inside toolResult.
-        user=_BEDROCK_MEDIA,
+        # image / document (and, in messages, audio) blocks with raw bytes or an s3Location;
+        # image / document also inside toolResult (API_runtime_ToolResultContentBlock.html).
+        user=_BEDROCK_USER_MEDIA,
         tool_results=_BEDROCK_MEDIA,
         tool_media=True,
         reasoning="bedrock",
@@ -292,9 +311,27 @@ _BEDROCK = ProviderSpec(
     ),
 )
 
+# User content: inline_data, or file_data for Files API / gs:// URIs and, since January 2026,
+# public or signed http(s) URLs the API fetches
+# (https://ai.google.dev/gemini-api/docs/file-input-methods).
 _GEMINI_MEDIA = Media(
     parts=frozenset({"image", "document", "audio", "file"}),
     media_types=_frozen({"image": ("*",), "document": ("*",), "audio": ("*",), "file": ("*",)}),
+    urls=frozenset({"image", "document", "audio"}),
+    uris=frozenset({"gs", "files-api"}),
+)
+# FunctionResponse.parts ("multimodal function responses", Gemini 3) take images and
+# documents only: https://ai.google.dev/gemini-api/docs/function-calling#multimodal
+# (image/png, image/jpeg, image/webp, application/pdf, text/plain); recorded exchanges show
+# inline_data and Files API file_data accepted there, and audio sent as user parts instead.
+_GEMINI_TOOL_MEDIA = Media(
+    parts=frozenset({"image", "document", "file"}),
+    media_types=_frozen(
+        {
+            "image": ("image/png", "image/jpeg", "image/webp"),
+            "document": ("application/pdf", "text/plain"),
+        }
+    ),
     uris=frozenset({"gs", "files-api"}),
 )
 
@@ -319,7 +356,7 @@ _GEMINI = ProviderSpec(
         # https://ai.google.dev/gemini-api/docs/image-understanding, /document-processing,
         # /audio: inline_data and file_data parts; FunctionResponse.parts for tool media.
         user=_GEMINI_MEDIA,
-        tool_results=_GEMINI_MEDIA,
+        tool_results=_GEMINI_TOOL_MEDIA,
         tool_media=True,
         reasoning="gemini",
         structured_output=("native", "tool"),
@@ -413,28 +450,61 @@ def traits_table() -> str:
     return "\n".join(lines)
 
 
-def _media_cell(media: Media) -> str:
-    if not media.parts:
-        return "text only"
-    cells = []
-    for part in sorted(media.parts):
-        extra = " (URL too)" if part in media.urls else ""
-        cells.append(f"{part}{extra}")
-    return ", ".join(cells)
+MEDIA_PART_TYPES = ("image", "document", "audio", "file")
+
+
+def _media_cell(media: Media, part: str) -> str:
+    if part not in media.parts:
+        return "no"
+    if part == "file":
+        return ", ".join(f"`{u}`" for u in sorted(media.uris))
+    return "yes, URL too" if part in media.urls else "yes"
+
+
+def _tool_cell(traits: Traits, part: str) -> str:
+    """A part in tool results: native, moved to the user message after them, or refused."""
+    native = _media_cell(traits.tool_results, part)
+    if native != "no":
+        return native
+    return "moved" if part in traits.user.parts else "no"
 
 
 def media_table() -> str:
-    """The Markdown table of the content parts each row accepts."""
+    """The Markdown table of the content parts each row accepts, in user messages and in
+    tool results ("moved": sent in one user message right after the tool results)."""
+    heads = [f"{p}: {where}" for p in MEDIA_PART_TYPES for where in ("user", "tool")]
     lines = [
-        "| provider | user messages | tool results | media from tools |",
-        "|---|---|---|---|",
+        "| provider | " + " | ".join(heads) + " | cache_point |",
+        "|---|" + "---|" * len(heads) + "---|",
     ]
     for spec in REGISTRY.values():
         t = spec.traits
-        where = "in the tool result" if t.tool_media else "in a user message after the results"
-        tool = _media_cell(t.tool_results) if t.tool_media else "text only"
-        lines.append(f"| `{spec.name}` | {_media_cell(t.user)} | {tool} | {where} |")
+        cells = [
+            cell for p in MEDIA_PART_TYPES for cell in (_media_cell(t.user, p), _tool_cell(t, p))
+        ]
+        cache = "yes" if t.cache_points else "ignored"
+        lines.append(f"| `{spec.name}` | " + " | ".join(cells) + f" | {cache} |")
     return "\n".join(lines)
 
 
-DOCS_TABLES = {"providers": providers_table, "rules": traits_table}
+def media_types_table() -> str:
+    """The Markdown table of the media types each row checks, per part type and place."""
+    lines = ["| provider | where | media types |", "|---|---|---|"]
+    for spec in REGISTRY.values():
+        for where, media in (("user", spec.traits.user), ("tool", spec.traits.tool_results)):
+            kinds = [
+                f"{k}: {', '.join(media.media_types[k])}"
+                for k in MEDIA_PART_TYPES
+                if k in media.parts and k in media.media_types
+            ]
+            if kinds:
+                lines.append(f"| `{spec.name}` | {where} | {'; '.join(kinds)} |")
+    return "\n".join(lines)
+
+
+DOCS_TABLES = {
+    "providers": providers_table,
+    "rules": traits_table,
+    "media": media_table,
+    "media_types": media_types_table,
+}

@@ -9,7 +9,7 @@ provider modules subclass it and hold only what their APIs do differently.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Hashable, Iterator
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, ClassVar
 
@@ -23,6 +23,7 @@ from zerda.llm.errors import (
     ZerdaError,
     error_from_status,
 )
+from zerda.llm.parts import is_parts, text_of
 from zerda.llm.tools import (
     ToolCall,
     _get,
@@ -58,17 +59,57 @@ def _map_tool_call(call: dict[str, Any]) -> dict[str, Any]:
     return {"id": call["id"], "type": "function", "function": function}
 
 
-def _map_message(message: dict[str, Any]) -> dict[str, Any]:
-    """One unified message (system already removed, tool ids resolved) in OpenAI's shape."""
+def data_url(part: dict[str, Any]) -> str:
+    """An inline part as the ``data:`` URL these APIs take, or its URL."""
+    if "url" in part:
+        return str(part["url"])
+    return f"data:{part['media_type']};base64,{part['data']}"
+
+
+# input_audio.format: https://platform.openai.com/docs/api-reference/chat/create
+_AUDIO_FORMATS = {"audio/wav": "wav", "audio/mpeg": "mp3"}
+
+
+def _map_part(part: dict[str, Any]) -> dict[str, Any]:
+    """One content part (checked against the row's traits) as an OpenAI content part:
+    https://platform.openai.com/docs/guides/images-vision, /pdf-files, /audio."""
+    kind = part["type"]
+    if kind == "text":
+        return {"type": "text", "text": part["text"]}
+    if kind == "image":
+        return {"type": "image_url", "image_url": {"url": data_url(part)}}
+    if kind == "audio":
+        audio = {"data": part["data"], "format": _AUDIO_FORMATS[part["media_type"]]}
+        return {"type": "input_audio", "input_audio": audio}
+    if kind == "file":  # an uploaded file's id
+        return {"type": "file", "file": {"file_id": part["uri"]}}
+    name = part.get("name") or "document.pdf"  # the API asks a filename with file_data
+    return {"type": "file", "file": {"filename": name, "file_data": data_url(part)}}
+
+
+MapPart = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _map_content(content: Any, map_part: MapPart) -> Any:
+    """A user message's content: a string as it is, parts mapped one by one."""
+    if isinstance(content, list):
+        return [map_part(p) for p in content]
+    return content or ""
+
+
+def _map_message(message: dict[str, Any], map_part: MapPart = _map_part) -> dict[str, Any]:
+    """One unified message (system already removed, tool ids resolved, tool media moved to
+    a user message by the base) in OpenAI's shape."""
     role = message["role"]
     if role == "tool":
         # No is_error field exists in this shape: the output text itself must say so.
-        content = _json_text(message["content"])
+        output = message["content"]
+        content = text_of(output) if is_parts(output) else _json_text(output)
         return {"role": "tool", "tool_call_id": message["tool_call_id"], "content": content}
     if role == "assistant" and message["tool_calls"]:
         calls = [_map_tool_call(c) for c in message["tool_calls"]]
         return {"role": "assistant", "content": message["content"], "tool_calls": calls}
-    return {"role": role, "content": message["content"] or ""}
+    return {"role": role, "content": _map_content(message["content"], map_part)}
 
 
 def _map_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:

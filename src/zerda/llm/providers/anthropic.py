@@ -12,6 +12,7 @@ unchanged before its ``tool_use`` blocks: Zerda keeps them in
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import sys
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from zerda.llm.base import BaseLLMInterface, Request, signature_options
 from zerda.llm.errors import (
     ConnectionError,
+    InvalidRequestError,
     ServerError,
     TimeoutError,
     UnknownError,
@@ -28,6 +30,7 @@ from zerda.llm.errors import (
     error_class_for_status,
     error_from_status,
 )
+from zerda.llm.parts import is_parts
 from zerda.llm.tools import parse_anthropic_tool_calls, to_anthropic_tools
 
 if TYPE_CHECKING:
@@ -97,10 +100,11 @@ class AnthropicInterface(BaseLLMInterface):
     def _build_request(self, req: Request) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"model": self.model, "messages": _map_messages(req.messages)}
         if req.system:
-            kwargs["system"] = req.system
+            kwargs["system"] = _map_system(req.system_parts) if req.system_parts else req.system
         tools = _map_tools(req.tools)
         if tools:
-            kwargs["tools"] = tools
+            kwargs["tools"] = _cache_last(tools) if req.cache_tools else tools
+        _check_cache_points(kwargs)
         tool_choice = _map_tool_choice(req.tool_choice, req.parallel_tool_calls, bool(tools))
         if tool_choice:
             kwargs["tool_choice"] = tool_choice
@@ -178,7 +182,7 @@ class AnthropicInterface(BaseLLMInterface):
 
 def _map_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Unified history -> alternating user/assistant messages (same-role ones merged;
-    messages left without any block dropped)."""
+    messages left without any block dropped; cache points made ``cache_control``)."""
     out: list[dict[str, Any]] = []
     for message in messages:
         role, blocks = _map_message(message)
@@ -188,17 +192,101 @@ def _map_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out[-1]["content"].extend(blocks)
         else:
             out.append({"role": role, "content": blocks})
-    return [_finish_message(m) for m in out]
+    _apply_cache_points(out)
+    return [_finish_message(m) for m in out if m["content"]]
 
 
 def _map_message(message: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     """One unified message -> its Anthropic role and content blocks."""
     role = message["role"]
     if role == "tool":
-        return "user", [_map_tool_result(message)]
-    if role == "assistant":
+        blocks = _map_tool_blocks(message)
+    elif role == "assistant":
         return "assistant", _map_assistant_blocks(message)
-    return "user", _text_blocks(message["content"])
+    elif isinstance(message["content"], list):
+        blocks = [b for p in message["content"] for b in _map_part(p)]
+    else:
+        blocks = _text_blocks(message["content"])
+    return "user", [*blocks, _CACHE_POINT] if message.get("cache_after") else blocks
+
+
+# A cache point in a block list until _apply_cache_points puts it on the block before it.
+_CACHE_POINT: dict[str, Any] = {"type": "cache_point"}
+_EPHEMERAL = {"type": "ephemeral"}
+_MAX_CACHE_POINTS = 4  # https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching
+
+
+def _map_part(part: dict[str, Any]) -> list[dict[str, Any]]:
+    """One content part as Anthropic blocks: text, image and document blocks with base64,
+    text or URL sources (https://docs.anthropic.com/en/docs/build-with-claude/vision,
+    /pdf-support), or a cache point."""
+    kind = part["type"]
+    if kind == "text":
+        return _text_blocks(part["text"])
+    if kind == "cache_point":
+        return [_CACHE_POINT]
+    block: dict[str, Any] = {"type": kind, "source": _map_source(part)}
+    if kind == "document" and part.get("name"):
+        block["title"] = part["name"]
+    return [block]
+
+
+def _map_source(part: dict[str, Any]) -> dict[str, Any]:
+    if "url" in part:
+        return {"type": "url", "url": part["url"]}
+    if part["media_type"] == "text/plain":  # plain-text documents travel as text, not base64
+        text = base64.b64decode(part["data"]).decode("utf-8", errors="replace")
+        return {"type": "text", "media_type": "text/plain", "data": text}
+    return {"type": "base64", "media_type": part["media_type"], "data": part["data"]}
+
+
+def _apply_cache_points(messages: list[dict[str, Any]]) -> None:
+    """Each cache point becomes ``cache_control`` on the block before it (in this message or
+    an earlier one); one with no block before it marks nothing. Works on our own fresh
+    blocks, never the caller's."""
+    last: dict[str, Any] | None = None
+    for message in messages:
+        blocks = []
+        for block in message["content"]:
+            if block is _CACHE_POINT:
+                if last is not None:
+                    last["cache_control"] = dict(_EPHEMERAL)
+                continue
+            blocks.append(block)
+            last = block
+        message["content"] = blocks
+
+
+def _map_system(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A system prompt holding cache points, as text blocks with ``cache_control``."""
+    wrapped: list[dict[str, Any]] = [
+        {"role": "system", "content": [b for p in parts for b in _map_part(p)]}
+    ]
+    _apply_cache_points(wrapped)
+    blocks: list[dict[str, Any]] = wrapped[0]["content"]
+    return blocks
+
+
+def _cache_last(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``cache=True``: the tool definitions cached, through the last one's cache_control."""
+    return [*tools[:-1], {**tools[-1], "cache_control": dict(_EPHEMERAL)}]
+
+
+def _check_cache_points(kwargs: dict[str, Any]) -> None:
+    """The API refuses more than four cache_control blocks in a request: refused here."""
+    blocks = [
+        *kwargs.get("tools", []),
+        *(kwargs["system"] if isinstance(kwargs.get("system"), list) else []),
+    ]
+    blocks += [
+        b for m in kwargs["messages"] for b in m["content"] if isinstance(m["content"], list)
+    ]
+    count = sum(1 for b in blocks if "cache_control" in b)
+    if count > _MAX_CACHE_POINTS:
+        raise InvalidRequestError(
+            f"anthropic takes at most {_MAX_CACHE_POINTS} cache points in a request "
+            f"(cache_control blocks: tools, system and messages); this one has {count}"
+        )
 
 
 def _text_blocks(text: str | None) -> list[dict[str, Any]]:
@@ -231,9 +319,21 @@ def _copy_thinking(block: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _map_tool_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A tool result's block; a cache point in its parts marks the whole result."""
+    output = message["content"]
+    cached = is_parts(output) and any(p["type"] == "cache_point" for p in output)
+    block = _map_tool_result(message)
+    return [block, _CACHE_POINT] if cached or message.get("cache_after") else [block]
+
+
 def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message["tool_call_id"]}
-    content = _tool_output_text(message["content"])
+    output = message["content"]
+    if is_parts(output):  # text, image and document blocks may sit inside a tool_result
+        content: Any = [b for p in output if p["type"] != "cache_point" for b in _map_part(p)]
+    else:
+        content = _tool_output_text(output)
     if content:  # an empty output is sent as a result with no content, never as ""
         block["content"] = content
     if message["is_error"]:
@@ -258,7 +358,7 @@ def _finish_message(message: dict[str, Any]) -> dict[str, Any]:
         blocks = [b for b in blocks if b["type"] in first] + [
             b for b in blocks if b["type"] not in first
         ]
-    if len(blocks) == 1 and blocks[0]["type"] == "text":
+    if len(blocks) == 1 and blocks[0]["type"] == "text" and "cache_control" not in blocks[0]:
         return {"role": message["role"], "content": blocks[0]["text"]}
     return {"role": message["role"], "content": blocks}
 

@@ -39,6 +39,7 @@ from zerda.llm.errors import (
     error_from_status,
     is_retryable_status,
 )
+from zerda.llm.parts import b64decode, is_parts
 from zerda.llm.tools import parse_bedrock_tool_calls, to_bedrock_tools
 
 if TYPE_CHECKING:
@@ -240,11 +241,13 @@ class AWSInterface(BaseLLMInterface):
         messages = _map_messages(req.messages, self.traits.tool_name)
         kwargs: dict[str, Any] = {"modelId": self.model, "messages": messages}
         if req.system:
-            kwargs["system"] = [{"text": req.system}]
+            kwargs["system"] = _map_system(req)
         inference = _map_options(req)
         if inference:
             kwargs["inferenceConfig"] = inference
         tool_config = _map_tools(req, messages)
+        if tool_config and req.cache_tools and req.tools:
+            tool_config = {**tool_config, "tools": [*tool_config["tools"], _CACHE_POINT]}
         if tool_config:
             kwargs["toolConfig"] = tool_config
         kwargs = _merge_native(kwargs, req.native)
@@ -400,11 +403,19 @@ def _map_messages(messages: list[dict[str, Any]], name_pattern: str) -> list[dic
 
 
 def _map_message(message: dict[str, Any], name_pattern: str) -> list[dict[str, Any]]:
-    """The content blocks of one unified message."""
+    """The content blocks of one unified message (a cache point after them with
+    ``cache=True``)."""
+    blocks = _map_blocks(message, name_pattern)
+    return [*blocks, _CACHE_POINT] if message.get("cache_after") and blocks else blocks
+
+
+def _map_blocks(message: dict[str, Any], name_pattern: str) -> list[dict[str, Any]]:
     role = message["role"]
     if role == "tool":
-        return [_map_tool_result(message)]
+        return _map_tool_blocks(message)
     text = message.get("content")
+    if isinstance(text, list):
+        return _map_parts(text)
     blocks: list[dict[str, Any]] = (
         [{"text": text}] if isinstance(text, str) and text.strip() else []
     )
@@ -424,14 +435,119 @@ def _map_message(message: dict[str, Any], name_pattern: str) -> list[dict[str, A
     return [*_replay_reasoning(message.get("provider_data")), *blocks]
 
 
+def _map_tool_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A toolResult block; a cache point among its parts goes after it (toolResult content
+    takes none: ToolResultContentBlock has text, json, image, document, video)."""
+    output = message["content"]
+    cached = is_parts(output) and any(p["type"] == "cache_point" for p in output)
+    return [_map_tool_result(message), _CACHE_POINT] if cached else [_map_tool_result(message)]
+
+
 def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
+    output = message["content"]
+    if is_parts(output):
+        content = _map_parts([p for p in output if p["type"] != "cache_point"])
+    else:
+        content = [_map_tool_output(output)]
     result: dict[str, Any] = {
         "toolUseId": message["tool_call_id"],
-        "content": [_map_tool_output(message["content"])],
+        "content": content or [{"text": "(empty)"}],
     }
     if message.get("is_error"):
         result["status"] = "error"
     return {"toolResult": result}
+
+
+# --- content parts ----------------------------------------------------------------------
+
+_CACHE_POINT = {"cachePoint": {"type": "default"}}
+# ImageFormat, DocumentFormat and AudioFormat of the Converse API
+# (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ContentBlock.html).
+_IMAGE_FORMATS = {
+    "image/png": "png",
+    "image/jpeg": "jpeg",
+    "image/gif": "gif",
+    "image/webp": "webp",
+}
+_DOCUMENT_FORMATS = {
+    "application/pdf": "pdf",
+    "text/csv": "csv",
+    "application/msword": "doc",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+    "application/vnd.ms-excel": "xls",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+    "text/html": "html",
+    "text/plain": "txt",
+    "text/markdown": "md",
+}
+_AUDIO_FORMATS = {
+    "audio/mpeg": "mp3",
+    "audio/wav": "wav",
+    "audio/flac": "flac",
+    "audio/ogg": "ogg",
+    "audio/aac": "aac",
+    "audio/mp4": "m4a",
+    "audio/webm": "webm",
+}
+# DocumentBlock.name: alphanumerics, single whitespace, hyphens, parentheses, brackets.
+_NAME_BAD = re.compile(r"[^a-zA-Z0-9\s\-()\[\]]+")
+
+
+def _map_parts(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Content parts as Converse blocks; nameless documents numbered in order."""
+    blocks: list[dict[str, Any]] = []
+    for part in parts:
+        blocks += _map_part(part, sum(1 for b in blocks if "document" in b) + 1)
+    return blocks
+
+
+def _map_part(part: dict[str, Any], n: int) -> list[dict[str, Any]]:
+    """One content part as Converse blocks (``n``: the number a nameless document gets)."""
+    if part["type"] == "text":
+        return [{"text": part["text"]}] if part["text"].strip() else []
+    if part["type"] == "cache_point":
+        return [_CACHE_POINT]
+    return [_map_media(part, n)]
+
+
+def _map_media(part: dict[str, Any], n: int) -> dict[str, Any]:
+    """An image, document or audio block: raw bytes (boto3 base64-encodes them on the
+    wire), or an ``s3Location`` for an s3:// file part."""
+    if "uri" in part:
+        source: dict[str, Any] = {"s3Location": {"uri": part["uri"]}}
+    else:
+        source = {"bytes": b64decode(part["data"])}
+    media_type = part.get("media_type") or ""
+    kind = part["type"] if part["type"] != "file" else _file_kind(media_type)
+    formats = {"image": _IMAGE_FORMATS, "audio": _AUDIO_FORMATS}.get(kind, _DOCUMENT_FORMATS)
+    if media_type not in formats:
+        raise InvalidRequestError(
+            f"bedrock takes {kind} parts as {', '.join(formats)}, not {media_type or 'an unknown type'}"
+        )
+    block: dict[str, Any] = {"format": formats[media_type], "source": source}
+    if kind == "document":
+        block = {"name": _document_name(part.get("name"), n), **block}
+    return {kind: block}
+
+
+def _file_kind(media_type: str) -> str:
+    major = media_type.partition("/")[0]
+    return major if major in ("image", "audio") else "document"
+
+
+def _document_name(name: str | None, n: int) -> str:
+    """A DocumentBlock name Bedrock accepts: the file name without its extension, its other
+    characters replaced, whitespace single; "Document n" when nothing is left."""
+    stem = (name or "").rsplit(".", 1)[0] if name and "." in name[1:] else (name or "")
+    cleaned = " ".join(_NAME_BAD.sub(" ", stem).split())[:200]
+    return cleaned or f"Document {n}"
+
+
+def _map_system(req: Request) -> list[dict[str, Any]]:
+    """SystemContentBlocks: text, and cachePoint blocks where the system holds them."""
+    if not req.system_parts:
+        return [{"text": req.system}]
+    return _map_parts(req.system_parts)
 
 
 def _map_tool_output(output: Any) -> dict[str, Any]:

@@ -44,6 +44,8 @@ from zerda.llm.errors import (
     error_from_status,
     is_retryable_status,
 )
+from zerda.llm.parts import b64decode, is_parts, text_of
+from zerda.llm.registry import Media
 from zerda.llm.tools import parse_gemini_tool_calls, to_gemini_tools
 
 if TYPE_CHECKING:
@@ -73,6 +75,7 @@ _TOOL_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
 # provider made): https://ai.google.dev/gemini-api/docs/thought-signatures
 _PLACEHOLDER_SIGNATURE = base64.urlsafe_b64decode("skip_thought_signature_validator")
 
+_GEMINI_VERSION = re.compile(r"(?:models/)?gemini-(\d+)")
 _END = object()  # anext's default: the stream ended before its first chunk
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")  # google.protobuf.Duration, e.g. "27s"
 
@@ -140,6 +143,15 @@ class GeminiInterface(BaseLLMInterface):
         return self._make_client().aio
 
     # --- request --------------------------------------------------------------------------
+
+    def _tool_results_media(self) -> Media:
+        """Media in FunctionResponse.parts are a Gemini 3 feature
+        (https://ai.google.dev/gemini-api/docs/function-calling#multimodal): for an older
+        Gemini model, media from tools travel in a user message after the results."""
+        match = _GEMINI_VERSION.match(self.model or "")
+        if match and int(match.group(1)) < 3:
+            return Media()
+        return super()._tool_results_media()
 
     def _build_request(self, req: Request) -> dict[str, Any]:
         config = _with_timeout(_map_config(req), req.timeout)
@@ -307,7 +319,26 @@ def _map_message(message: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     """A user or assistant message -> its Gemini role and parts."""
     if message["role"] == "assistant":
         return "model", _text_parts(message["content"]) + _map_call_parts(message)
-    return "user", _text_parts(message["content"])
+    content = message["content"]
+    if isinstance(content, list):
+        return "user", [_map_part(p) for p in content if p["type"] != "text" or p["text"]]
+    return "user", _text_parts(content)
+
+
+def _map_part(part: dict[str, Any]) -> dict[str, Any]:
+    """One content part: text, ``inline_data`` (bytes: the SDK base64-encodes them) or
+    ``file_data`` for a URL or a gs:// / Files API URI
+    (https://ai.google.dev/gemini-api/docs/file-input-methods)."""
+    if part["type"] == "text":
+        return {"text": part["text"]}
+    if "data" in part:
+        return {"inline_data": {"mime_type": part["media_type"], "data": b64decode(part["data"])}}
+    uri = part.get("url") or part["uri"]
+    if not part.get("media_type"):
+        raise InvalidRequestError(
+            f"Gemini needs the media_type of {uri!r} (file_data.mime_type): add 'media_type'"
+        )
+    return {"file_data": {"file_uri": uri, "mime_type": part["media_type"]}}
 
 
 def _text_parts(text: str | None) -> list[dict[str, Any]]:
@@ -368,15 +399,24 @@ def _map_tool_results(
 
 def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
     output = message["content"]
+    media: list[dict[str, Any]] = []
+    if is_parts(output):
+        # Media travel as FunctionResponse.parts, the text as the response
+        # (https://ai.google.dev/gemini-api/docs/function-calling#multimodal).
+        media = [_map_part(p) for p in output if p["type"] not in ("text", "cache_point")]
+        text = text_of(output)
+        output = text if text or not media else None
     if message["is_error"]:
         response = {"error": output}
     elif isinstance(output, dict):
         response = output
     else:
-        response = {"result": output}
+        response = {} if output is None else {"result": output}
     function_response: dict[str, Any] = {"name": message["name"], "response": response}
     if message["tool_call_id"]:
         function_response["id"] = message["tool_call_id"]
+    if media:
+        function_response["parts"] = media
     return {"function_response": function_response}
 
 

@@ -21,6 +21,7 @@ from zerda.llm.providers._openai_compat import (
     _map_message,
     _stream_error,
     _transport_error,
+    data_url,
 )
 
 T = TypeVar("T")
@@ -38,6 +39,23 @@ def _retry_delay(exc: BaseException, attempt: int) -> float | None:
     if _transport_error(exc, "mistral") is None:
         return None
     return backoff_delay(attempt)
+
+
+# --- request --------------------------------------------------------------------------
+
+
+def _map_part(part: dict[str, Any]) -> dict[str, Any]:
+    """One content part as a Mistral chunk: image_url, document_url, input_audio (base64)
+    (https://docs.mistral.ai/capabilities/vision/, /document_ai/, /audio/)."""
+    kind = part["type"]
+    if kind == "text":
+        return {"type": "text", "text": part["text"]}
+    if kind == "image":
+        return {"type": "image_url", "image_url": {"url": data_url(part)}}
+    if kind == "audio":
+        return {"type": "input_audio", "input_audio": part["data"]}
+    chunk = {"type": "document_url", "document_url": data_url(part)}
+    return {**chunk, "document_name": part["name"]} if part.get("name") else chunk
 
 
 # --- the interface ---------------------------------------------------------------------
@@ -96,7 +114,7 @@ class MistralInterface(OpenAICompatInterface):
         return out
 
     def _map_message(self, message: dict[str, Any]) -> dict[str, Any]:
-        mapped = _map_message(message)
+        mapped = _map_message(message, _map_part)
         if message["role"] == "tool":
             # Mistral's tool messages carry the function name as well as the call id.
             mapped["name"] = message["name"]

@@ -35,6 +35,7 @@ from zerda.llm.errors import (
     error_from_status,
     is_retryable_status,
 )
+from zerda.llm.parts import is_parts, text_of
 from zerda.llm.tools import _get, parse_ollama_tool_calls, to_ollama_tools
 
 Event = dict[str, Any]
@@ -65,7 +66,10 @@ def _map_tool_call(call: dict[str, Any]) -> dict[str, Any]:
 def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
     # Ollama pairs a result with its call by tool_name (and, on servers that send call ids,
     # by tool_call_id; older servers ignore the unknown field). It has no is_error field.
-    out = {"role": "tool", "content": _json_text(message["content"]), "tool_name": message["name"]}
+    # Media from tools were moved to a user message by the base: only text is left here.
+    output = message["content"]
+    content = text_of(output) if is_parts(output) else _json_text(output)
+    out = {"role": "tool", "content": content, "tool_name": message["name"]}
     if message["tool_call_id"]:
         out["tool_call_id"] = message["tool_call_id"]
     return out
@@ -76,7 +80,15 @@ def _map_message(message: dict[str, Any]) -> dict[str, Any]:
     role = message["role"]
     if role == "tool":
         return _map_tool_result(message)
-    out: dict[str, Any] = {"role": role, "content": message["content"] or ""}
+    content = message["content"]
+    out: dict[str, Any] = {"role": role, "content": text_of(content or "")}
+    images = (
+        [p["data"] for p in content if p["type"] == "image"] if isinstance(content, list) else []
+    )
+    if images:
+        # message.images: base64 images, the server fetches no URL
+        # (https://github.com/ollama/ollama/blob/main/docs/api.md#chat-request-with-images).
+        out["images"] = images
     if role == "assistant" and message["tool_calls"]:
         out["tool_calls"] = [_map_tool_call(c) for c in message["tool_calls"]]
     return out
