@@ -68,9 +68,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, TypeGuard
-from urllib.parse import unquote
+
+from zerda.llm._schema_walk import SchemaContext as _Context
+from zerda.llm._schema_walk import copy_json as _copy_json
 
 JsonDict = dict[str, Any]
 
@@ -97,23 +98,8 @@ _KEY_ALIASES = {
 _NUMERIC_FORMATS = {"integer": ("int32", "int64"), "number": ("float", "double")}
 
 
-@dataclass(frozen=True)
-class _Context:
-    """Where the walk is: the whole schema (for ``$ref``), the tool, the refs being expanded."""
-
-    root: Mapping[str, Any]
-    tool_name: str
-    refs: tuple[str, ...] = ()
-    path: str = "#"
-
-    def at(self, segment: str) -> _Context:
-        return _Context(self.root, self.tool_name, self.refs, f"{self.path}/{segment}")
-
-    def expanding(self, ref: str) -> _Context:
-        return _Context(self.root, self.tool_name, (*self.refs, ref), self.path)
-
-    def error(self, message: str) -> ValueError:
-        return ValueError(f"tool {self.tool_name!r}: schema at {self.path}: {message}")
+def _tool_context(schema: Mapping[str, Any], tool_name: str) -> _Context:
+    return _Context(root=schema, owner=f"tool {tool_name!r}")
 
 
 def to_gemini_schema(schema: dict, tool_name: str) -> dict:
@@ -122,7 +108,7 @@ def to_gemini_schema(schema: dict, tool_name: str) -> dict:
     Raises ``ValueError`` (naming ``tool_name``) for a schema that is not a JSON object, or
     for a ``$ref`` that does not point inside ``schema``.
     """
-    context = _Context(root=schema, tool_name=tool_name)
+    context = _tool_context(schema, tool_name)
     if not isinstance(schema, Mapping):
         raise context.error(f"expected a JSON Schema object, got {type(schema).__name__}")
     return _as_root(_convert(schema, context))
@@ -181,21 +167,7 @@ def _convert_ref(node: JsonDict, context: _Context) -> JsonDict:
 
 def _resolve_ref(ref: str, context: _Context) -> Any:
     """Return what a local ``$ref`` (a JSON pointer in a URI fragment) points to."""
-    if not ref.startswith("#"):
-        raise context.error(
-            f"cannot resolve $ref {ref!r}: only references inside the schema ('#/...') are "
-            "supported for Gemini"
-        )
-    current: Any = context.root
-    for raw_part in ref[1:].split("/")[1:]:
-        part = unquote(raw_part).replace("~1", "/").replace("~0", "~")
-        if isinstance(current, Mapping) and part in current:
-            current = current[part]
-        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
-            current = current[int(part)]
-        else:
-            raise context.error(f"$ref {ref!r} points to nothing in the schema")
-    return current
+    return context.resolve(ref, " for Gemini")
 
 
 # --- combinators ----------------------------------------------------------------------------
@@ -501,12 +473,3 @@ def _unique(values: Iterable[Any]) -> list[Any]:
         if value not in result:
             result.append(value)
     return result
-
-
-def _copy_json(value: Any) -> Any:
-    """Return a copy of a JSON value whose dicts and lists are new objects."""
-    if isinstance(value, Mapping):
-        return {key: _copy_json(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_copy_json(item) for item in value]
-    return value

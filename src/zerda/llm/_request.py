@@ -28,6 +28,7 @@ from zerda.llm.parts import check_media, drop_cache_points, move_tool_media
 from zerda.llm.tools import _normalize_tool
 
 if TYPE_CHECKING:
+    from zerda.llm._structured import OutputSpec
     from zerda.llm.registry import Media, ProviderSpec
 
 TOOL_CHOICES = ("auto", "none", "required")
@@ -54,6 +55,8 @@ class Request:
     # points and the system holds one (else None: ``system`` says it all).
     system_parts: list[dict[str, Any]] | None = None
     cache_tools: bool = False  # generate(cache=True): a cache point after the tools
+    # response_format, checked; in tool mode its answer tool is already in ``tools``.
+    output: OutputSpec | None = None
 
 
 # --- tools -----------------------------------------------------------------------------
@@ -79,7 +82,14 @@ def _unwrap_tool(index: int, tool: Any) -> dict[str, Any]:
             f"tools[{index}] ({t['name']!r}): the schema cannot be sent as JSON: {problem}"
         )
     description = t["description"] if isinstance(t["description"], str) else ""
-    return {"name": t["name"], "description": description or "", "parameters": t["schema"]}
+    unified: dict[str, Any] = {
+        "name": t["name"],
+        "description": description or "",
+        "parameters": t["schema"],
+    }
+    if tool.get("strict") is True:  # OpenAI-shaped providers send it (function.strict)
+        unified["strict"] = True
+    return unified
 
 
 def normalize_tools(tools: Sequence[Any] | None) -> list[dict[str, Any]] | None:
@@ -103,6 +113,34 @@ def normalize_tools(tools: Sequence[Any] | None) -> list[dict[str, Any]] | None:
             raise InvalidRequestError(f"tools[{i}]: duplicate tool name {t['name']!r}")
         seen.add(t["name"])
     return out
+
+
+def with_answer_tool(
+    output: OutputSpec, tools: list[dict[str, Any]] | None, choice: Any, can_require: bool
+) -> tuple[list[dict[str, Any]], Any]:
+    """Tools and tool_choice for tool-mode structured output: the answer tool added and
+    forced (alone it is named; beside the caller's tools any call is required, so the model
+    may still use them first)."""
+    from zerda.llm._structured import answer_tool
+
+    tool = answer_tool(output)
+    if any(t["name"] == tool["name"] for t in tools or []):
+        raise InvalidRequestError(
+            f"response_format {output.name!r}: a tool of that name is already in tools"
+        )
+    if not tools:
+        if choice not in (None, "auto", "required"):
+            raise InvalidRequestError(
+                f"tool_choice {choice!r}: the answer of response_format comes in a forced tool"
+            )
+        return [tool], {"name": tool["name"]}
+    if choice == "none":
+        raise InvalidRequestError(
+            "tool_choice 'none' leaves no way to give the response_format answer (tool mode)"
+        )
+    if choice in (None, "auto"):
+        choice = "required" if can_require else "auto"
+    return [*tools, tool], choice
 
 
 def normalize_tool_choice(
@@ -265,6 +303,7 @@ def prepare(
     parallel_tool_calls: bool | None = None,
     timeout: Any = None,
     cache: bool = False,
+    output: OutputSpec | None = None,
     **native: Any,
 ) -> Request:
     """Checks everything that can be checked before a request is sent, against ``spec``'s
@@ -274,6 +313,10 @@ def prepare(
     results_media = tool_results if tool_results is not None else traits.tool_results
     system = check_system(system)
     unified_tools = normalize_tools(tools)
+    if output is not None and output.mode == "tool":
+        unified_tools, tool_choice = with_answer_tool(
+            output, unified_tools, tool_choice, "required" in traits.tool_choice
+        )
     check_tool_names(unified_tools, spec)
     checked = validate_messages(messages)
     resolved = resolve_tool_ids(checked, tool_id)
@@ -302,4 +345,5 @@ def prepare(
             map_system_parts(resolved, system, system_text, cached) if traits.cache_points else None
         ),
         cache_tools=bool(cached and unified_tools),
+        output=output,
     )

@@ -35,10 +35,11 @@ from collections.abc import (
     Iterator,
     Sequence,
 )
+from dataclasses import replace
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from zerda.llm import _telemetry, registry
+from zerda.llm import _structured, _telemetry, registry
 from zerda.llm._ids import ID_RULES
 from zerda.llm._request import (
     TOOL_CHOICES,
@@ -51,12 +52,14 @@ from zerda.llm._request import (
     timeout_problem,
 )
 from zerda.llm._stream import StreamAccumulator
+from zerda.llm._structured import OutputSpec
 
 if TYPE_CHECKING:
     import asyncio
 from zerda.llm.errors import (
     AuthenticationError,
     InvalidRequestError,
+    OutputValidationError,
     UnknownError,
     ZerdaError,
     error_result,
@@ -646,17 +649,58 @@ class BaseLLMInterface(abc.ABC):
 
     # --- shared machinery ---------------------------------------------------------------
 
-    def _prepare(self, messages: Any, **kwargs: Any) -> Request:
+    def _prepare(
+        self,
+        messages: Any,
+        *,
+        response_format: Any = None,
+        structured_output: Any = None,
+        **kwargs: Any,
+    ) -> Request:
         """Checks everything that can be checked before a request is sent
-        (:func:`zerda.llm._request.prepare`, against this interface's row)."""
+        (:func:`zerda.llm._request.prepare`, against this interface's row), with the
+        response_format and the mode it travels in (DESIGN.md §13)."""
+        output = self._output_spec(response_format, structured_output, bool(kwargs.get("tools")))
         return prepare(
-            self.spec, self._tool_id, messages, tool_results=self._tool_results_media(), **kwargs
+            self.spec,
+            self._tool_id,
+            messages,
+            tool_results=self._tool_results_media(),
+            output=output,
+            **kwargs,
         )
 
     def _tool_results_media(self) -> registry.Media:
         """What this model's tool results carry natively: the row's ``tool_results``
         (a provider whose older models take less narrows it by model)."""
         return self.traits.tool_results
+
+    def _output_spec(self, response_format: Any, mode: Any, has_tools: bool) -> OutputSpec | None:
+        """response_format checked, with the mode it travels in (DESIGN.md §13)."""
+        spec = _structured.output_spec(response_format)
+        if spec is None:
+            if mode is not None:
+                raise InvalidRequestError("structured_output needs a response_format")
+            return None
+        model = self.model or ""
+        chosen = _structured.choose_mode(spec, mode, self.traits, self.provider, model, has_tools)
+        strict = chosen == "native" and _structured.uses_strict(self.traits, model)
+        return replace(spec, mode=chosen, strict=strict)
+
+    def _map_response_format(self, output: OutputSpec) -> dict[str, Any]:
+        """The request fields that ask for ``output`` natively (a provider with native
+        structured output overrides this)."""
+        return {}
+
+    def _native_output(self, req: Request) -> dict[str, Any]:
+        """The native structured-output fields of ``req``: empty unless it has a
+        response_format sent in native mode."""
+        if req.output is None or req.output.mode != "native":
+            return {}
+        try:
+            return self._map_response_format(req.output)
+        except ValueError as exc:  # a schema that cannot be made strict
+            raise InvalidRequestError(str(exc), provider=self.provider) from None
 
     def _check_tool_names(self, tools: list[dict[str, Any]] | None) -> None:
         check_tool_names(tools, self.spec)
@@ -736,13 +780,35 @@ class BaseLLMInterface(abc.ABC):
             raise
 
     def _native_request(self, messages: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+        return self._checked_request(messages, kwargs)[1]
+
+    def _checked_request(
+        self, messages: Any, kwargs: dict[str, Any]
+    ) -> tuple[Request, dict[str, Any]]:
+        """The checked request and the SDK call's keyword arguments built from it."""
         try:
             req = self._prepare(messages, **kwargs)
-            return self._build_request(req)
+            return req, self._build_request(req)
         except ValueError as exc:  # a converter refused the input: the caller's mistake
             if isinstance(exc, ZerdaError):
                 raise
             raise InvalidRequestError(str(exc), provider=self.provider) from exc
+
+    def _with_output(
+        self, result: dict[str, Any], output: OutputSpec | None, raise_errors: bool | None
+    ) -> dict[str, Any]:
+        """The result with the structured answer parsed (no-op without response_format);
+        an invalid answer raises OutputValidationError when errors are raised."""
+        if output is None:
+            return result
+        result = _structured.apply_output(result, output)
+        if "parse_error" in result and (
+            self.raise_errors if raise_errors is None else raise_errors
+        ):
+            raise OutputValidationError(
+                result["parse_error"], provider=self.provider, result=result
+            )
+        return result
 
     # --- public API ---------------------------------------------------------------------
 
@@ -753,26 +819,28 @@ class BaseLLMInterface(abc.ABC):
         temperature, top_p, stop, parallel_tool_calls, timeout, **native)."""
         self._check_open()
         with _telemetry.chat(self, messages, kwargs) as span:
+            req = None
             try:
-                native = self._native_request(messages, kwargs)
+                req, native = self._checked_request(messages, kwargs)
                 result = self._map_response(self._call(native))
             except Exception as exc:
                 result = self._fail(exc, raise_errors)
             _telemetry.record_result(span, result)
-            return result
+            return self._with_output(result, req.output if req else None, raise_errors)
 
     async def generate_async(
         self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         self._check_open()
         with _telemetry.chat(self, messages, kwargs) as span:
+            req = None
             try:
-                native = self._native_request(messages, kwargs)
+                req, native = self._checked_request(messages, kwargs)
                 result = self._map_response(await self._call_async(native))
             except Exception as exc:
                 result = self._fail(exc, raise_errors)
             _telemetry.record_result(span, result)
-            return result
+            return self._with_output(result, req.output if req else None, raise_errors)
 
     def stream(
         self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
@@ -781,8 +849,10 @@ class BaseLLMInterface(abc.ABC):
         self._check_open()
         acc = StreamAccumulator()
         span = _telemetry.start_chat(self, messages, kwargs)
+        req = None
         try:
-            native = self._native_request(messages, kwargs)
+            req, native = self._checked_request(messages, kwargs)
+            acc.expect_output(req.output)
             with self._open_stream(native) as chunks:
                 for chunk in chunks:
                     yield from self._feed(acc, chunk)
@@ -797,6 +867,8 @@ class BaseLLMInterface(abc.ABC):
             _telemetry.end_chat(span, None, exc)
             raise
         _telemetry.end_chat(span, result, None)
+        result = self._with_output(result, req.output if req else None, raise_errors)
+        yield from acc.final_partial(result)
         yield {"type": "done", "result": result}
 
     async def stream_async(
@@ -805,8 +877,10 @@ class BaseLLMInterface(abc.ABC):
         self._check_open()
         acc = StreamAccumulator()
         span = _telemetry.start_chat(self, messages, kwargs)
+        req = None
         try:
-            native = self._native_request(messages, kwargs)
+            req, native = self._checked_request(messages, kwargs)
+            acc.expect_output(req.output)
             async with self._open_stream_async(native) as chunks:
                 async for chunk in chunks:
                     for event in self._feed(acc, chunk):
@@ -823,10 +897,13 @@ class BaseLLMInterface(abc.ABC):
             _telemetry.end_chat(span, None, exc)
             raise
         _telemetry.end_chat(span, result, None)
+        result = self._with_output(result, req.output if req else None, raise_errors)
+        for event in acc.final_partial(result):
+            yield event
         yield {"type": "done", "result": result}
 
     def run(
-        self, messages: Any, *, tools: Sequence[Any], max_turns: int = 10, **kwargs: Any
+        self, messages: Any, *, tools: Sequence[Any] = (), max_turns: int = 10, **kwargs: Any
     ) -> dict[str, Any]:
         """The automatic tool loop (DESIGN.md §8); see :mod:`zerda.llm.loop`."""
         from zerda.llm.loop import run
@@ -834,7 +911,7 @@ class BaseLLMInterface(abc.ABC):
         return run(self, messages, tools=tools, max_turns=max_turns, **kwargs)
 
     async def run_async(
-        self, messages: Any, *, tools: Sequence[Any], max_turns: int = 10, **kwargs: Any
+        self, messages: Any, *, tools: Sequence[Any] = (), max_turns: int = 10, **kwargs: Any
     ) -> dict[str, Any]:
         from zerda.llm.loop import run_async
 

@@ -17,6 +17,7 @@ ErrorType = Literal[
     "timeout",
     "connection",
     "server",
+    "invalid_output",
     "unknown",
 ]
 
@@ -91,6 +92,19 @@ class UnknownError(ZerdaError):
     type = "unknown"
 
 
+class OutputValidationError(ZerdaError):
+    """The answer to a ``response_format`` call is not valid JSON or does not validate.
+    ``result`` is the whole result (``content`` keeps the answer, ``parse_error`` says why)."""
+
+    type = "invalid_output"
+
+    def __init__(
+        self, message: str, *, result: dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(message, **kwargs)
+        self.result = result
+
+
 ERROR_CLASSES: dict[str, type[ZerdaError]] = {
     cls.type: cls
     for cls in (
@@ -102,6 +116,7 @@ ERROR_CLASSES: dict[str, type[ZerdaError]] = {
         TimeoutError,
         ConnectionError,
         ServerError,
+        OutputValidationError,
         UnknownError,
     )
 }

@@ -144,7 +144,7 @@ class FallbackInterface:
                     return
 
     def run(
-        self, messages: Any, *, tools: Sequence[Any], max_turns: int = 10, **kwargs: Any
+        self, messages: Any, *, tools: Sequence[Any] = (), max_turns: int = 10, **kwargs: Any
     ) -> dict[str, Any]:
         """The tool loop (DESIGN.md §8); each turn's generate falls back on its own."""
         from zerda.llm.loop import run
@@ -152,7 +152,7 @@ class FallbackInterface:
         return run(self, messages, tools=tools, max_turns=max_turns, **kwargs)
 
     async def run_async(
-        self, messages: Any, *, tools: Sequence[Any], max_turns: int = 10, **kwargs: Any
+        self, messages: Any, *, tools: Sequence[Any] = (), max_turns: int = 10, **kwargs: Any
     ) -> dict[str, Any]:
         from zerda.llm.loop import run_async
 

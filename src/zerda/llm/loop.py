@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from zerda.llm import _telemetry
 from zerda.llm._request import normalize_tools
-from zerda.llm.errors import ZerdaError
+from zerda.llm.errors import OutputValidationError, ZerdaError
 from zerda.llm.executable import ExecutableTool, ToolOutput
 from zerda.llm.messages import tool_result
 
@@ -131,6 +131,41 @@ def _finish(result: dict[str, Any], history: list[Any], usage: Any, turns: int) 
     return {**result, "messages": history, "usage": usage, "turns": turns}
 
 
+def _output_feedback(result: dict[str, Any]) -> dict[str, Any]:
+    """The user message that sends an invalid structured answer's error back (DESIGN §13)."""
+    return {
+        "role": "user",
+        "content": (
+            f"Your answer is not valid: {result['parse_error']}\n"
+            "Answer again, with JSON that matches the requested schema exactly."
+        ),
+    }
+
+
+def _generated(result: dict[str, Any] | OutputValidationError) -> dict[str, Any]:
+    """The result of one turn; an invalid structured answer raised (raise_errors=True)
+    is the result it carries."""
+    if isinstance(result, OutputValidationError):
+        if result.result is None:
+            raise result
+        return result.result
+    return result
+
+
+def _answer_retry(
+    result: dict[str, Any], raised: OutputValidationError | None, retries: int
+) -> bool:
+    """Whether an invalid structured answer gets another turn; raises the error when
+    errors are raised and no retry is left."""
+    if "parse_error" not in result or result["tool_calls"]:
+        return False
+    if retries > 0:
+        return True
+    if raised is not None:
+        raise raised
+    return False
+
+
 def _run_call(call: dict[str, Any], registry: Registry, approve: Approver | None) -> dict[str, Any]:
     with _telemetry.tool(call) as span:
         message = _execute(call, registry, approve)
@@ -163,19 +198,22 @@ def run(
     llm: LLMLike,
     messages: Any,
     *,
-    tools: Sequence[Any],
+    tools: Sequence[Any] = (),
     max_turns: int = 10,
     on_tool_call: Approver | None = None,
+    output_retries: int = 0,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Runs the loop with ``llm.generate``; tools run one after another, in call order.
 
     Returns the last result plus ``messages`` (the whole transcript, ready to continue),
     ``usage`` summed over all turns and ``turns``. Reaching ``max_turns`` is not an error:
-    the last result comes back with its stop_reason unchanged.
+    the last result comes back with its stop_reason unchanged. With ``response_format``
+    the loop ends on the parsed answer; ``output_retries`` invalid answers are sent back
+    to the model, with their validation error, for another try.
     """
     with _telemetry.agent(llm) as span:
-        result = _loop(llm, messages, tools, max_turns, on_tool_call, kwargs)
+        result = _loop(llm, messages, tools, max_turns, on_tool_call, output_retries, kwargs)
         _telemetry.record_result(span, result)
         return result
 
@@ -186,13 +224,22 @@ def _loop(
     tools: Sequence[Any],
     max_turns: int,
     on_tool_call: Approver | None,
+    retries: int,
     kwargs: dict[str, Any],
 ) -> dict[str, Any]:
     unified, registry, history = _setup(tools, messages, max_turns)
     usage = None
     for turn in range(1, max_turns + 1):
-        result = llm.generate(history, tools=unified, **kwargs)
+        raised = None
+        try:
+            result = llm.generate(history, tools=unified, **kwargs)
+        except OutputValidationError as exc:
+            raised, result = exc, _generated(exc)
         usage = _add_usage(usage, result["usage"])
+        if _answer_retry(result, raised, retries) and turn < max_turns:
+            retries -= 1
+            history = [*history, result["message"], _output_feedback(result)]
+            continue
         if not result["tool_calls"] or result["message"] is None:
             return _finish(
                 result, history + ([result["message"]] if result["message"] else []), usage, turn
@@ -244,15 +291,18 @@ async def run_async(
     llm: LLMLike,
     messages: Any,
     *,
-    tools: Sequence[Any],
+    tools: Sequence[Any] = (),
     max_turns: int = 10,
     on_tool_call: Approver | None = None,
+    output_retries: int = 0,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """The loop with ``llm.generate_async``; the tools of one turn run concurrently (async
     tools on the event loop, sync tools in threads), results kept in call order."""
     with _telemetry.agent(llm) as span:
-        result = await _loop_async(llm, messages, tools, max_turns, on_tool_call, kwargs)
+        result = await _loop_async(
+            llm, messages, tools, max_turns, on_tool_call, output_retries, kwargs
+        )
         _telemetry.record_result(span, result)
         return result
 
@@ -263,13 +313,22 @@ async def _loop_async(
     tools: Sequence[Any],
     max_turns: int,
     on_tool_call: Approver | None,
+    retries: int,
     kwargs: dict[str, Any],
 ) -> dict[str, Any]:
     unified, registry, history = _setup(tools, messages, max_turns)
     usage = None
     for turn in range(1, max_turns + 1):
-        result = await llm.generate_async(history, tools=unified, **kwargs)
+        raised = None
+        try:
+            result = await llm.generate_async(history, tools=unified, **kwargs)
+        except OutputValidationError as exc:
+            raised, result = exc, _generated(exc)
         usage = _add_usage(usage, result["usage"])
+        if _answer_retry(result, raised, retries) and turn < max_turns:
+            retries -= 1
+            history = [*history, result["message"], _output_feedback(result)]
+            continue
         if not result["tool_calls"] or result["message"] is None:
             return _finish(
                 result, history + ([result["message"]] if result["message"] else []), usage, turn

@@ -58,6 +58,15 @@ class Traits:
       from tools travel in one user message after that turn's results.
     - ``reasoning``: the name of the reasoning mapping (None: no reasoning control).
     - ``structured_output``: the structured-output modes, best first (``native``, ``tool``).
+    - ``json_mode``: native output can be "any JSON" (``response_format="json"``); else
+      "json" travels in tool mode.
+    - ``native_output_with_tools``: regular expression (searched in the model name) of the
+      models whose native structured output combines with tools; for the others a call
+      with tools carries the answer in a tool.
+    - ``strict_output_models``: regular expression of the models whose native schema is
+      sent strict (made strict by :mod:`zerda.llm._strict_schema`); others get it as given.
+    - ``no_native_output``: regular expression of the models known to lack native
+      structured output: their answers travel in a tool.
     - ``cache_points``: explicit prompt-cache points are honoured (else caching is automatic
       or absent, and cache points are ignored).
     - ``tool_choice``: the tool_choice values it enforces (``name``: a named tool).
@@ -72,6 +81,10 @@ class Traits:
     tool_media: bool = False
     reasoning: str | None = None
     structured_output: tuple[str, ...] = ("tool",)
+    json_mode: bool = True
+    native_output_with_tools: str = ""
+    strict_output_models: str = ""
+    no_native_output: str = ""
     cache_points: bool = False
     tool_choice: frozenset[str] = TOOL_CHOICES
     parallel_tool_calls: bool = False
@@ -130,6 +143,8 @@ _OPENAI = ProviderSpec(
         ),
         reasoning="openai",
         structured_output=("native", "tool"),
+        native_output_with_tools=".*",
+        strict_output_models=".*",
         parallel_tool_calls=True,
     ),
 )
@@ -154,6 +169,10 @@ _GROQ = ProviderSpec(
         ),
         reasoning="groq",
         structured_output=("native", "tool"),
+        # https://console.groq.com/docs/structured-outputs: strict mode (constrained
+        # decoding) only on the gpt-oss models, best-effort elsewhere; structured outputs do
+        # not combine with tool use.
+        strict_output_models="gpt-oss",
         parallel_tool_calls=True,
     ),
 )
@@ -182,6 +201,8 @@ _MISTRAL = ProviderSpec(
         ),
         reasoning="mistral",
         structured_output=("native", "tool"),
+        native_output_with_tools=".*",
+        strict_output_models=".*",
         parallel_tool_calls=True,
     ),
 )
@@ -205,11 +226,18 @@ _OLLAMA = ProviderSpec(
         user=Media(parts=frozenset({"image"}), media_types=_frozen({"image": _IMAGES})),
         reasoning="ollama",
         structured_output=("native", "tool"),
+        # /api/chat "format" takes a JSON Schema or "json" beside tools; the schema is the
+        # caller's own (no strict dialect).
+        native_output_with_tools=".*",
         # The server does not enforce tool_choice: "required" cannot be honoured
         # (none: no tools sent; a name: only that tool sent).
         tool_choice=frozenset({"auto", "none", "name"}),
     ),
 )
+
+# Claude 3.x and Claude 4.0 (claude-sonnet-4-20250514, claude-opus-4-20250514, *-4-0) have no
+# structured outputs: https://docs.claude.com/en/docs/build-with-claude/structured-outputs
+_CLAUDE_BEFORE_STRUCTURED = r"claude-3|claude-(opus|sonnet)-4-(0|2025)"
 
 _ANTHROPIC_MEDIA = Media(
     parts=frozenset({"image", "document"}),
@@ -237,6 +265,15 @@ _ANTHROPIC = ProviderSpec(
         tool_media=True,
         reasoning="anthropic",
         structured_output=("native", "tool"),
+        # https://docs.claude.com/en/docs/build-with-claude/structured-outputs: a JSON
+        # schema (closed objects) in output_config.format, with tools too; no schema-less
+        # JSON mode.
+        json_mode=False,
+        native_output_with_tools=".*",
+        strict_output_models=".*",
+        # Structured outputs came with Claude Opus 4.1 and Sonnet 4.5; older models answer
+        # in a tool.
+        no_native_output=_CLAUDE_BEFORE_STRUCTURED,
         cache_points=True,
         parallel_tool_calls=True,
     ),
@@ -305,6 +342,12 @@ _BEDROCK = ProviderSpec(
         tool_media=True,
         reasoning="bedrock",
         structured_output=("native", "tool"),
+        # outputConfig.textFormat (type json_schema) of the Converse API; no schema-less
+        # JSON mode.
+        json_mode=False,
+        native_output_with_tools=".*",
+        strict_output_models=".*",
+        no_native_output=_CLAUDE_BEFORE_STRUCTURED,
         cache_points=True,
         # Converse has no parallel_tool_calls switch: sending False would be ignored.
         parallel_tool_calls=False,
@@ -360,6 +403,10 @@ _GEMINI = ProviderSpec(
         tool_media=True,
         reasoning="gemini",
         structured_output=("native", "tool"),
+        # response_json_schema + response_mime_type; Gemini 2.x refuses them beside
+        # function declarations, Gemini 3 combines them
+        # (https://ai.google.dev/gemini-api/docs/structured-output).
+        native_output_with_tools="gemini-3",
     ),
 )
 

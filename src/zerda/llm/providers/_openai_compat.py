@@ -14,6 +14,8 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any, ClassVar
 
 from zerda.llm._stream import StreamAccumulator
+from zerda.llm._strict_schema import to_strict_schema
+from zerda.llm._structured import OutputSpec
 from zerda.llm.base import BaseLLMInterface, Request, signature_options
 from zerda.llm.errors import (
     ConnectionError,
@@ -113,7 +115,34 @@ def _map_message(message: dict[str, Any], map_part: MapPart = _map_part) -> dict
 
 
 def _map_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
-    return to_openai_tools(tools)
+    """OpenAI's tool shape; a tool that says ``"strict": True`` gets ``function.strict``
+    and its schema made strict (https://platform.openai.com/docs/guides/function-calling#strict-mode)."""
+    mapped = to_openai_tools(tools)
+    if not mapped or not tools:
+        return mapped
+    return [_strict_tool(m) if t.get("strict") else m for t, m in zip(tools, mapped, strict=True)]
+
+
+def _strict_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    function = tool["function"]
+    parameters = to_strict_schema(function["parameters"], f"tool {function['name']!r}")
+    return {**tool, "function": {**function, "parameters": parameters, "strict": True}}
+
+
+def _map_response_format(output: OutputSpec) -> dict[str, Any]:
+    """``response_format``: ``json_object`` for "json", else ``json_schema``, strict (the
+    schema made strict) where the row says the model constrains decoding
+    (https://platform.openai.com/docs/guides/structured-outputs)."""
+    if output.schema is None:
+        return {"response_format": {"type": "json_object"}}
+    owner = f"response_format {output.name!r}"
+    schema = to_strict_schema(output.schema, owner) if output.strict else output.schema
+    json_schema: dict[str, Any] = {"name": output.name, "schema": schema}
+    if output.description:
+        json_schema["description"] = output.description
+    if output.strict:
+        json_schema["strict"] = True
+    return {"response_format": {"type": "json_schema", "json_schema": json_schema}}
 
 
 def _map_tool_choice(choice: str | dict[str, str] | None, required: str = "required") -> Any:
@@ -287,6 +316,7 @@ class OpenAICompatInterface(BaseLLMInterface):
             **self._map_tool_options(req),
             **_map_options(req, self.max_tokens_field),
             **self._map_timeout(req.timeout),
+            **self._native_output(req),
         }
         kwargs.update(req.native)
         return kwargs
@@ -294,6 +324,9 @@ class OpenAICompatInterface(BaseLLMInterface):
     def _map_timeout(self, timeout: float | None) -> dict[str, Any]:
         """A per-call timeout: the Stainless SDKs' ``timeout=`` request option (seconds)."""
         return {} if timeout is None else {"timeout": timeout}
+
+    def _map_response_format(self, output: OutputSpec) -> dict[str, Any]:
+        return _map_response_format(output)
 
     def _map_messages(self, req: Request) -> list[dict[str, Any]]:
         head = [{"role": "system", "content": req.system}] if req.system else []
@@ -436,18 +469,16 @@ def _feed_tool_call(acc: StreamAccumulator, delta: Any) -> list[Event]:
     events: list[Event] = []
     if _starts_call(acc, key, call_id, name):
         events = acc.start_call(key, call_id, name or "")
-    elif name and not acc._open[key].name:  # noqa: SLF001 - a name sent after the id
-        acc._open[key].name = name  # noqa: SLF001
+    elif name:  # a name sent after the id
+        events = acc.name_call(key, name)
     arguments = _get(function, "arguments")
     if isinstance(arguments, dict):  # Mistral's SDK may hand arguments over as a dict
         arguments = json.dumps(arguments, ensure_ascii=False)
-    acc.add_arguments(key, arguments if isinstance(arguments, str) else None)
-    return events
+    return events + acc.add_arguments(key, arguments if isinstance(arguments, str) else None)
 
 
 def _feed_function_call(acc: StreamAccumulator, delta: Any) -> list[Event]:
     """A legacy ``function_call`` delta: one id-less call, its arguments in fragments."""
     name = _get(delta, "name")
     events = acc.start_call("function_call", None, name) if name else []
-    acc.add_arguments("function_call", _get(delta, "arguments"))
-    return events
+    return events + acc.add_arguments("function_call", _get(delta, "arguments"))

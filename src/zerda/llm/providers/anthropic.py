@@ -19,6 +19,7 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
+from zerda.llm._strict_schema import to_strict_schema
 from zerda.llm.base import BaseLLMInterface, Request, signature_options
 from zerda.llm.errors import (
     ConnectionError,
@@ -35,6 +36,7 @@ from zerda.llm.tools import parse_anthropic_tool_calls, to_anthropic_tools
 
 if TYPE_CHECKING:
     from zerda.llm._stream import StreamAccumulator
+    from zerda.llm._structured import OutputSpec
 
 DEFAULT_MAX_TOKENS = 4096
 
@@ -111,7 +113,18 @@ class AnthropicInterface(BaseLLMInterface):
         kwargs.update(_map_options(req, self.default_max_tokens))
         if req.timeout is not None:  # the SDK's per-request option, in seconds
             kwargs["timeout"] = req.timeout
+        output = self._native_output(req)
+        if output:  # beside any other output_config field (effort)
+            kwargs["output_config"] = {**kwargs.get("output_config", {}), **output}
         return _with_native(kwargs, req.native)
+
+    def _map_response_format(self, output: OutputSpec) -> dict[str, Any]:
+        """``output_config.format``: a JSON schema with closed objects, without the
+        constraints Claude does not support
+        (https://docs.claude.com/en/docs/build-with-claude/structured-outputs)."""
+        owner = f"response_format {output.name!r}"
+        schema = to_strict_schema(output.answer_schema, owner, dialect="anthropic")
+        return {"format": {"type": "json_schema", "schema": schema}}
 
     def _call(self, kwargs: dict[str, Any]) -> Any:
         return self.client.messages.create(**kwargs)
@@ -483,8 +496,8 @@ def _on_block_delta(acc: StreamAccumulator, event: Any) -> Events:
     if kind == "text_delta":
         return acc.text(delta.text)
     if kind == "input_json_delta":
-        acc.add_arguments(event.index, delta.partial_json)
-    elif kind == "thinking_delta":
+        return acc.add_arguments(event.index, delta.partial_json)
+    if kind == "thinking_delta":
         _current_thinking(acc)["thinking"] += delta.thinking
     elif kind == "signature_delta":
         # Sent whole, once per block; replaced as the SDK's own accumulator does.

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from zerda.llm._request import split_timeout
 from zerda.llm._retry import backoff_delay, retry_after_from_headers
+from zerda.llm._strict_schema import to_strict_schema
 from zerda.llm.base import BaseLLMInterface, Request, Secret, signature_options
 from zerda.llm.errors import (
     AuthenticationError,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from zerda.llm._stream import StreamAccumulator
+    from zerda.llm._structured import OutputSpec
 
 DEFAULT_POOL_SIZE = 64
 # Bedrock generations often run past botocore's 60 s default read timeout.
@@ -250,10 +252,23 @@ class AWSInterface(BaseLLMInterface):
             tool_config = {**tool_config, "tools": [*tool_config["tools"], _CACHE_POINT]}
         if tool_config:
             kwargs["toolConfig"] = tool_config
+        output = self._native_output(req)
+        if output:
+            kwargs["outputConfig"] = output
         kwargs = _merge_native(kwargs, req.native)
         if req.timeout is not None:  # taken out by _call: it picks the client (_client_for)
             kwargs["timeout"] = req.timeout
         return kwargs
+
+    def _map_response_format(self, output: OutputSpec) -> dict[str, Any]:
+        """``outputConfig.textFormat``: the schema as JSON text, closed objects
+        (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_OutputFormat.html)."""
+        owner = f"response_format {output.name!r}"
+        schema = to_strict_schema(output.answer_schema, owner, dialect="anthropic")
+        definition: dict[str, Any] = {"name": output.name, "schema": json.dumps(schema)}
+        if output.description:
+            definition["description"] = output.description
+        return {"textFormat": {"type": "json_schema", "structure": {"jsonSchema": definition}}}
 
     # --- calls --------------------------------------------------------------------------
 
@@ -778,8 +793,8 @@ def _feed_delta(acc: StreamAccumulator, event: dict[str, Any]) -> list[dict[str,
     if "text" in delta:
         return acc.text(delta["text"])
     if "toolUse" in delta:
-        acc.add_arguments(index, (delta["toolUse"] or {}).get("input"))
-    elif "reasoningContent" in delta:
+        return acc.add_arguments(index, (delta["toolUse"] or {}).get("input"))
+    if "reasoningContent" in delta:
         _add_reasoning(acc, index, delta["reasoningContent"] or {})
     return []
 

@@ -50,6 +50,7 @@ from zerda.llm.tools import parse_gemini_tool_calls, to_gemini_tools
 
 if TYPE_CHECKING:
     from zerda.llm._stream import StreamAccumulator
+    from zerda.llm._structured import OutputSpec
 
 T = TypeVar("T")
 Event = dict[str, Any]
@@ -154,7 +155,7 @@ class GeminiInterface(BaseLLMInterface):
         return super()._tool_results_media()
 
     def _build_request(self, req: Request) -> dict[str, Any]:
-        config = _with_timeout(_map_config(req), req.timeout)
+        config = _with_timeout(_map_config(req, self._native_output(req)), req.timeout)
         return {
             "model": self.model,
             "contents": _map_messages(req.messages),
@@ -169,6 +170,15 @@ class GeminiInterface(BaseLLMInterface):
             return types.GenerateContentConfig.model_validate(config)
         except ValueError as exc:  # pydantic's ValidationError
             raise InvalidRequestError(_config_problem(exc)) from exc
+
+    def _map_response_format(self, output: OutputSpec) -> dict[str, Any]:
+        """JSON output, and the caller's JSON Schema as it is: ``response_json_schema``
+        takes JSON Schema (``$ref``, ``anyOf``...), unlike ``response_schema``
+        (https://ai.google.dev/gemini-api/docs/structured-output)."""
+        config: dict[str, Any] = {"response_mime_type": "application/json"}
+        if output.schema is not None:
+            config["response_json_schema"] = output.schema
+        return config
 
     def _call(self, kwargs: dict[str, Any]) -> Any:
         return self._retrying(lambda: self.client.models.generate_content(**kwargs))
@@ -458,8 +468,10 @@ def _map_options(req: Request) -> dict[str, Any]:
     return {k: v for k, v in options.items() if v is not None}
 
 
-def _map_config(req: Request) -> dict[str, Any]:
-    """The GenerateContentConfig fields; ``**native`` merged over them."""
+def _map_config(req: Request, output: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The GenerateContentConfig fields (``output``: the structured-output ones);
+    ``**native`` merged over them."""
+    output = output or {}
     config: dict[str, Any] = {}
     if req.system:
         config["system_instruction"] = req.system
@@ -470,6 +482,7 @@ def _map_config(req: Request) -> dict[str, Any]:
         if tool_config:
             config["tool_config"] = tool_config
     config.update(_map_options(req))
+    config.update(output)
     # Zerda passes declarations, never Python callables: the SDK's automatic function
     # calling has nothing to run, so its loop is skipped.
     config["automatic_function_calling"] = {"disable": True}

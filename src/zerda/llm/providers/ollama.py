@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from zerda.llm._request import split_timeout
 from zerda.llm._retry import backoff_delay, retry_after_from_headers
 from zerda.llm._stream import StreamAccumulator
+from zerda.llm._structured import OutputSpec
 from zerda.llm.base import BaseLLMInterface, Request, signature_options
 from zerda.llm.errors import (
     ConnectionError,
@@ -261,6 +262,7 @@ class OllamaInterface(BaseLLMInterface):
         options = _map_options(req)
         if options:
             body["options"] = options
+        body.update(self._native_output(req))
         self._check_native(req.native)
         body = _merge_native(body, req.native)
         if req.timeout is not None:  # taken out by _call: httpx's per-request timeout
@@ -275,6 +277,11 @@ class OllamaInterface(BaseLLMInterface):
                 f"ollama's chat takes no argument {', '.join(map(repr, unknown))} "
                 f"(extra keyword arguments become /api/chat body fields: {', '.join(sorted(accepted))})"
             )
+
+    def _map_response_format(self, output: OutputSpec) -> dict[str, Any]:
+        """``format``: the caller's JSON Schema, or "json"
+        (https://github.com/ollama/ollama/blob/main/docs/api.md#request-structured-outputs)."""
+        return {"format": output.schema if output.schema is not None else "json"}
 
     # --- retries (the SDK has none; base.py runs the loop) ---
 

@@ -1,0 +1,66 @@
+"""The path-carrying, non-mutating JSON Schema walker shared by the schema adapters.
+
+Both the Gemini adapter (:mod:`zerda.llm._gemini_schema`) and the OpenAI strict-schema
+transformer (:mod:`zerda.llm._strict_schema`) walk a schema recursively, building a new one.
+:class:`SchemaContext` is where such a walk is: the whole schema (to resolve a local
+``$ref``), what the schema belongs to (named in errors), the ``$ref`` targets being expanded
+along the current path (to cut recursion) and the JSON pointer of the current node, so an
+error says exactly where a schema failed. A context is frozen: stepping into a child returns
+a new context, and nothing here ever writes to the schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+
+@dataclass(frozen=True)
+class SchemaContext:
+    """Where the walk is: the whole schema (for ``$ref``), its owner, the refs being
+    expanded and the path (a JSON pointer, ``#`` at the root)."""
+
+    root: Mapping[str, Any]
+    owner: str  # "tool 'get_weather'", "response_format 'City'": named in every error
+    refs: tuple[str, ...] = ()
+    path: str = "#"
+
+    def at(self, segment: str) -> SchemaContext:
+        """The context of a child node, ``segment`` below this one (``properties/x``)."""
+        return SchemaContext(self.root, self.owner, self.refs, f"{self.path}/{segment}")
+
+    def expanding(self, ref: str) -> SchemaContext:
+        """The context inside the target of ``ref``: the same path, one more ref open."""
+        return SchemaContext(self.root, self.owner, (*self.refs, ref), self.path)
+
+    def error(self, message: str) -> ValueError:
+        return ValueError(f"{self.owner}: schema at {self.path}: {message}")
+
+    def resolve(self, ref: str, why_local: str = "") -> Any:
+        """What a local ``$ref`` (a JSON pointer in a URI fragment) points to."""
+        if not ref.startswith("#"):
+            raise self.error(
+                f"cannot resolve $ref {ref!r}: only references inside the schema ('#/...') "
+                f"are supported{why_local}"
+            )
+        current: Any = self.root
+        for raw_part in ref[1:].split("/")[1:]:
+            part = unquote(raw_part).replace("~1", "/").replace("~0", "~")
+            if isinstance(current, Mapping) and part in current:
+                current = current[part]
+            elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+                current = current[int(part)]
+            else:
+                raise self.error(f"$ref {ref!r} points to nothing in the schema")
+        return current
+
+
+def copy_json(value: Any) -> Any:
+    """A copy of a JSON value whose dicts and lists are new objects."""
+    if isinstance(value, Mapping):
+        return {key: copy_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [copy_json(item) for item in value]
+    return value
