@@ -290,6 +290,13 @@ def test_stream_yields_text_tool_calls_then_done() -> None:
     assert events == [
         {"type": "text", "text": "Hel"},
         {"type": "text", "text": "lo"},
+        {
+            "type": "tool_call_delta",
+            "index": 0,
+            "id": "c1",
+            "name": "get_weather",
+            "arguments": "{}",
+        },
         {"type": "tool_call", "tool_call": {"id": "c1", "name": "get_weather", "arguments": {}}},
         {
             "type": "done",

@@ -616,6 +616,7 @@ def test_normalize_mixed_list_without_touching_inputs() -> None:
             "name": "add_numbers",
             "description": "Add.",
             "parameters": {"type": "object", "properties": {"a": {"type": "number"}}},
+            "strict": True,  # kept: OpenAI-shaped providers send function.strict
         },
         GET_WEATHER_TOOL,
         tool_from_model(Plain),

@@ -101,7 +101,7 @@ def test_one_call_in_many_fragments(llm: AnthropicInterface, mock: MockLLMServer
     arguments = {"city": "Paris", "units": "metric", "days": [1, 2, 3]}
     mock.enqueue("anthropic", tool_calls=[call("toolu_01", "get_weather", arguments)], fragments=7)
     events = list(llm.stream("Weather?", tools=TOOLS))
-    assert [e["type"] for e in events] == ["tool_call", "done"]
+    assert [e["type"] for e in events] == ["tool_call_delta"] * 7 + ["tool_call", "done"]
     assert tool_call_events(events) == [call("toolu_01", "get_weather", arguments)]
     assert done(events) == {
         "content": None,

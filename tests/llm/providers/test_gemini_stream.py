@@ -43,6 +43,18 @@ def mock(server: MockLLMServer) -> MockLLMServer:
     return server
 
 
+def delta_event(index: int, call: dict[str, Any]) -> dict[str, Any]:
+    """The one tool_call_delta of a call that arrives whole: its arguments as JSON text."""
+    arguments = json.dumps(call["arguments"])
+    return {
+        "type": "tool_call_delta",
+        "index": index,
+        "id": call["id"],
+        "name": call["name"],
+        "arguments": arguments,
+    }
+
+
 def events_of(mock: MockLLMServer, **kwargs: Any) -> list[dict[str, Any]]:
     events = list(make(mock).stream(kwargs.pop("messages", "hi"), **kwargs))
     assert mock.last_request("gemini").path == STREAM_PATH
@@ -74,6 +86,7 @@ def test_a_call_arrives_whole_even_with_many_fragments(mock: MockLLMServer) -> N
     assert events_of(mock, tools=TOOLS) == [
         {"type": "text", "text": "a"},
         {"type": "text", "text": "b"},
+        delta_event(0, call),
         call_event(call),
         {"type": "done", "result": result("ab", [call], "tool_use")},
     ]
@@ -88,7 +101,7 @@ def test_parallel_calls_with_signatures_and_a_no_argument_call(mock: MockLLMServ
     signatures = {"gemini": {"thought_signatures": [None, "c2ln", None]}}
     mock.enqueue("gemini", tool_calls=calls, provider_data=signatures, interleave=True)
     assert events_of(mock, tools=TOOLS) == [
-        *[call_event(c) for c in calls],
+        *[e for i, c in enumerate(calls) for e in (delta_event(i, c), call_event(c))],
         {"type": "done", "result": result(None, calls, "tool_use", provider_data=signatures)},
     ]
 

@@ -153,7 +153,7 @@ def test_parallel_calls_one_event_each(server: MockLLMServer) -> None:
         interleave=True,
     )
     events = collect(make(server), "hi", tools=TOOLS)
-    assert [e["type"] for e in events] == ["tool_call", "tool_call", "done"]
+    assert [e["type"] for e in events] == ["tool_call_delta", "tool_call"] * 2 + ["done"]
     assert calls(events) == [
         {"id": None, "name": "get_weather", "arguments": {"city": "Paris"}},
         {"id": None, "name": "get_weather", "arguments": {"city": "Rome"}},
@@ -178,9 +178,17 @@ def test_calls_spread_over_chunks(server: MockLLMServer) -> None:
     assert events[:-1] == [
         {"type": "text", "text": "Let me see. "},
         {
+            "type": "tool_call_delta",
+            "index": 0,
+            "id": "call_a",
+            "name": "get_weather",
+            "arguments": '{"city": "Oslo"}',
+        },
+        {
             "type": "tool_call",
             "tool_call": {"id": "call_a", "name": "get_weather", "arguments": {"city": "Oslo"}},
         },
+        {"type": "tool_call_delta", "index": 1, "id": None, "name": "get_time", "arguments": "{}"},
         {"type": "tool_call", "tool_call": {"id": None, "name": "get_time", "arguments": {}}},
     ]
     assert done(events) == {

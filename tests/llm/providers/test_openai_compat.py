@@ -393,7 +393,9 @@ def test_stream_missing_index_and_dict_arguments() -> None:
 def test_stream_calls_complete_at_finish_reason() -> None:
     llm = OpenAIInterface("m", api_key="k")
     acc = StreamAccumulator()
-    assert llm._feed(acc, chunk(call_delta(0, "a", "f", "{}"))) == []
+    assert llm._feed(acc, chunk(call_delta(0, "a", "f", "{}"))) == [
+        {"type": "tool_call_delta", "index": 0, "id": "a", "name": "f", "arguments": "{}"}
+    ]
     assert llm._feed(acc, chunk(finish="stop")) == [
         {"type": "tool_call", "tool_call": {"id": "a", "name": "f", "arguments": {}}}
     ]
