@@ -235,7 +235,7 @@ def convert(file: Path, provider: str) -> None:
         wire = registry.get(provider).wire  # the wire protocol says the native shape
         data = json.loads(file.read_text())
         unified = normalize_tools(data if isinstance(data, list) else [data])
-        native = getattr(converters, f"to_{wire}_tools")(unified)
+        native = getattr(converters, f"to_{wire.replace('-', '_')}_tools")(unified)
     except (ValueError, ZerdaError) as exc:
         _fail(f"{file}: {exc}")
     click.echo(json.dumps(native, indent=2, ensure_ascii=False))

@@ -45,6 +45,7 @@ def test_base_urls_per_provider(mock_llm_server: MockLLMServer) -> None:
     url = mock_llm_server.url
     assert {p: mock_llm_server.base_url(p) for p in _server.PROVIDERS} == {
         "openai": f"{url}/openai/v1",
+        "openai-responses": f"{url}/openai-responses/v1",
         "groq": f"{url}/groq",
         "mistral": f"{url}/mistral",
         "ollama": f"{url}/ollama",

@@ -717,8 +717,10 @@ class BaseLLMInterface(abc.ABC):
         native_stop: Any,
         usage: dict[str, Any] | None,
         provider_data: dict[str, Any] | None = None,
+        reasoning: str | None = None,
     ) -> dict[str, Any]:
-        """The result shape of DESIGN.md §3, the same from generate and from stream."""
+        """The result shape of DESIGN.md §3, the same from generate and from stream;
+        ``reasoning`` is the reasoning text shown ("" counts as none)."""
         tool_calls = tool_calls_to_dicts(calls)
         # Providers say "stop" with calls present (forced tool_choice, Gemini, Ollama).
         stop_reason = "tool_use" if tool_calls else self._map_stop_reason(native_stop)
@@ -734,6 +736,8 @@ class BaseLLMInterface(abc.ABC):
             "usage": usage,
             "message": message,
         }
+        if reasoning:
+            result["reasoning"] = reasoning
         if provider_data:
             message["provider_data"] = provider_data
             result["provider_data"] = provider_data

@@ -28,6 +28,7 @@ __all__ = [
     "to_groq_tools",
     "to_mistral_tools",
     "to_ollama_tools",
+    "to_openai_responses_tools",
     "to_openai_tools",
     "tool_calls_to_dicts",
 ]
@@ -70,6 +71,22 @@ def to_openai_tools(tools: list[dict] | None) -> list[dict] | None:
                 },
             }
         )
+    return out
+
+
+def to_openai_responses_tools(tools: list[dict] | None) -> list[dict] | None:
+    """OpenAI's Responses API: flat function items. ``strict`` is sent as False because the
+    Responses API makes function tools strict by default, which refuses ordinary schemas
+    (https://platform.openai.com/docs/api-reference/responses/create#responses-create-tools)."""
+    if not tools:
+        return None
+    out = []
+    for tool in tools:
+        t = _normalize_tool(tool)
+        item = {"type": "function", "name": t["name"], "parameters": t["schema"], "strict": False}
+        if t["description"]:
+            item["description"] = t["description"]
+        out.append(item)
     return out
 
 

@@ -62,6 +62,7 @@ ALIASES = registry.ALIASES
 # The endpoints each wire's SDK calls, relative to base_url(provider).
 _ROUTES: dict[str, tuple[re.Pattern[str], ...]] = {
     "openai": (re.compile(r"/v1/chat/completions"), re.compile(r"/v1/responses")),
+    "openai-responses": (re.compile(r"/v1/responses"),),
     "groq": (re.compile(r"/openai/v1/chat/completions"),),
     "mistral": (re.compile(r"/v1/chat/completions"),),
     "ollama": (re.compile(r"/api/chat"), re.compile(r"/v1/chat/completions")),
@@ -110,7 +111,7 @@ def load_renderer(wire: str) -> ModuleType:
     """Return ``zerda.testing._render_<wire>``, imported once on first use."""
     with _renderers_lock:
         if wire not in _renderers:
-            name = f"zerda.testing._render_{wire}"
+            name = f"zerda.testing._render_{wire.replace('-', '_')}"
             try:
                 _renderers[wire] = importlib.import_module(name)
             except ModuleNotFoundError as exc:
@@ -320,8 +321,9 @@ class MockLLMServer:
     def base_url(self, provider: str) -> str:
         """The base URL the provider's SDK (or ``create_interface``) takes."""
         name = normalize_provider(provider)
-        # OpenAI's SDK appends /chat/completions to a base URL that already ends in /v1.
-        suffix = "/v1" if wire_of(name) == "openai" else ""
+        # OpenAI's SDK appends /chat/completions (or /responses) to a base URL that already
+        # ends in /v1.
+        suffix = "/v1" if wire_of(name) in ("openai", "openai-responses") else ""
         return f"{self.url}/{name}{suffix}"
 
     def client_options(self, provider: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Unified conversations as each of the seven providers' generate() returns them, so every
+"""Unified conversations as each provider's generate() returns them, so every
 provider's tests can check that a history started elsewhere continues on it.
 
 Each history: user question, an assistant turn with two parallel tool calls (ids in the
@@ -40,6 +40,32 @@ _STYLE: dict[str, tuple[str | None, str | None, dict[str, Any] | None]] = {
     "anthropic": ("toolu_01A09q90qw90lq917835lq9", "toolu_01B18r81rx81mr826724mr8", None),
     "bedrock": ("tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", "tooluse_pQ2hS9d3Tq6yUe8Wn1Xc4B", None),
     "gemini": (None, None, {"gemini": {"thought_signatures": ["c2lnLW9uZQ==", None]}}),
+    "openai-responses": (
+        "call_Q1w2E3r4T5y6U7i8O9p0A1s2",
+        "call_D3f4G5h6J7k8L9z0X1c2V3b4",
+        {
+            "openai-responses": {
+                "items": [
+                    {
+                        "type": "reasoning",
+                        "id": "rs_0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+                        "summary": [{"type": "summary_text", "text": "Two lookups."}],
+                        "encrypted_content": "gAAAAABoSECRETREASONING==",
+                    },
+                    {
+                        "type": "function_call",
+                        "id": "fc_0a1b2c3d4e5f6071",
+                        "call_id": "call_Q1w2E3r4T5y6U7i8O9p0A1s2",
+                    },
+                    {
+                        "type": "function_call",
+                        "id": "fc_8293a4b5c6d7e8f9",
+                        "call_id": "call_D3f4G5h6J7k8L9z0X1c2V3b4",
+                    },
+                ]
+            }
+        },
+    ),
 }
 
 PRODUCERS = tuple(_STYLE)
