@@ -52,6 +52,16 @@ def test_base_urls_per_provider(mock_llm_server: MockLLMServer) -> None:
         "anthropic": f"{url}/anthropic",
         "bedrock": f"{url}/bedrock",
         "gemini": f"{url}/gemini",
+        # The cloud SDKs append their own paths (/openai/..., /model/..., /projects/...).
+        **{n: f"{url}/{n}" for n in ("azure", "azure-responses", "anthropic-bedrock")},
+        **{n: f"{url}/{n}" for n in ("anthropic-vertex", "vertex")},
+        # OpenAI-compatible services: the openai SDK's base URL ends in /v1.
+        **{
+            n: f"{url}/{n}/v1"
+            for n in ("openrouter", "deepseek", "xai", "together", "fireworks", "cerebras")
+        },
+        "vllm": f"{url}/vllm/v1",
+        "lmstudio": f"{url}/lmstudio/v1",
     }
     assert mock_llm_server.base_url("aws") == f"{url}/bedrock"
     assert mock_llm_server.base_url("google") == f"{url}/gemini"

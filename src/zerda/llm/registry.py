@@ -71,6 +71,12 @@ class Traits:
       or absent, and cache points are ignored).
     - ``tool_choice``: the tool_choice values it enforces (``name``: a named tool).
     - ``parallel_tool_calls``: ``parallel_tool_calls=False`` can be sent.
+    - ``reasoning_fields``: OpenAI-compatible services: the message / delta fields that
+      hold reasoning text (DeepSeek's ``reasoning_content``), read as ``reasoning``.
+    - ``max_tokens_field``: the request field ``max_tokens`` is sent as, where a service
+      differs from its class (None: the class's own).
+    - ``tool_choice_required``: what ``tool_choice="required"`` is sent as, where a service
+      differs from its class (None: the class's own).
     """
 
     tool_name: str = NAME_64
@@ -88,6 +94,9 @@ class Traits:
     cache_points: bool = False
     tool_choice: frozenset[str] = TOOL_CHOICES
     parallel_tool_calls: bool = False
+    reasoning_fields: tuple[str, ...] = ()
+    max_tokens_field: str | None = None
+    tool_choice_required: str | None = None
 
 
 @dataclass(frozen=True)
@@ -430,6 +439,217 @@ _GEMINI = ProviderSpec(
     ),
 )
 
+# --- OpenAI-compatible services: rows over OpenAIInterface, their quirks as traits --------
+
+_OPENAI_TRAITS = _OPENAI.traits
+
+
+def _compatible(
+    name: str,
+    title: str,
+    base_url: str,
+    env_key: str | None,
+    demo_model: str,
+    *,
+    auth: str = "",
+    **traits: Any,
+) -> ProviderSpec:
+    """A Chat Completions service reached through the openai SDK at its own base URL.
+    Text only in user messages unless a trait says otherwise: what each service accepts
+    beyond text varies by model."""
+    return ProviderSpec(
+        name=name,
+        cls="zerda.llm.providers.openai:OpenAIInterface",
+        extra="openai",
+        sdk_module="openai",
+        sdk_package="openai",
+        env_keys=(env_key,) if env_key else (),
+        auth=auth,
+        default_base_url=base_url,
+        wire="openai",
+        demo_model=demo_model,
+        title=title,
+        traits=Traits(reasoning="openai", structured_output=("native", "tool"), **traits),
+        defaults=MappingProxyType({"base_url": base_url}),
+    )
+
+
+_LOCAL = "none (a local server; `api_key=` when it was started with one)"
+
+_OPENROUTER = _compatible(
+    "openrouter",
+    "OpenRouter (OpenAI-compatible)",
+    "https://openrouter.ai/api/v1",
+    "OPENROUTER_API_KEY",
+    "openai/gpt-4o-mini",
+    # https://openrouter.ai/docs/api-reference/chat-completion: "reasoning" on the message
+    # and delta; max_tokens; parallel_tool_calls passed to the model's provider.
+    reasoning_fields=("reasoning",),
+    max_tokens_field="max_tokens",
+    parallel_tool_calls=True,
+)
+_DEEPSEEK = _compatible(
+    "deepseek",
+    "DeepSeek (OpenAI-compatible)",
+    "https://api.deepseek.com",
+    "DEEPSEEK_API_KEY",
+    "deepseek-chat",
+    # https://api-docs.deepseek.com/guides/reasoning_model: the reasoning is the message's
+    # (and delta's) reasoning_content; the API documents max_tokens, not
+    # max_completion_tokens, and no parallel_tool_calls switch.
+    reasoning_fields=("reasoning_content",),
+    max_tokens_field="max_tokens",
+)
+_XAI = _compatible(
+    "xai",
+    "xAI Grok (OpenAI-compatible)",
+    "https://api.x.ai/v1",
+    "XAI_API_KEY",
+    "grok-3-mini",
+    # https://docs.x.ai/docs/guides/reasoning: reasoning_content on reasoning models;
+    # https://docs.x.ai/docs/guides/function-calling: parallel_tool_calls.
+    reasoning_fields=("reasoning_content",),
+    parallel_tool_calls=True,
+)
+_TOGETHER = _compatible(
+    "together",
+    "Together AI (OpenAI-compatible)",
+    "https://api.together.xyz/v1",
+    "TOGETHER_API_KEY",
+    "meta-llama/Llama-3.3-70B-Instruct-Turbo",
+    # https://docs.together.ai/reference/chat-completions-1: max_tokens; reasoning models
+    # return "reasoning"; no parallel_tool_calls switch documented.
+    reasoning_fields=("reasoning",),
+    max_tokens_field="max_tokens",
+)
+_FIREWORKS = _compatible(
+    "fireworks",
+    "Fireworks AI (OpenAI-compatible)",
+    "https://api.fireworks.ai/inference/v1",
+    "FIREWORKS_API_KEY",
+    "accounts/fireworks/models/llama-v3p3-70b-instruct",
+    # https://docs.fireworks.ai/guides/function-calling: tool_choice "any" forces a call;
+    # https://docs.fireworks.ai/guides/reasoning: reasoning_content.
+    reasoning_fields=("reasoning_content",),
+    max_tokens_field="max_tokens",
+    tool_choice_required="any",
+)
+_CEREBRAS = _compatible(
+    "cerebras",
+    "Cerebras (OpenAI-compatible)",
+    "https://api.cerebras.ai/v1",
+    "CEREBRAS_API_KEY",
+    "llama-3.3-70b",
+    # https://inference-docs.cerebras.ai/api-reference/chat-completions: "reasoning" on
+    # the message, max_completion_tokens, parallel_tool_calls.
+    reasoning_fields=("reasoning",),
+    parallel_tool_calls=True,
+)
+_VLLM = _compatible(
+    "vllm",
+    "vLLM server (OpenAI-compatible)",
+    "http://127.0.0.1:8000/v1",
+    None,
+    "Qwen/Qwen3-8B",
+    auth=_LOCAL,
+    # https://docs.vllm.ai/en/latest/features/reasoning_outputs.html: reasoning_content
+    # (renamed "reasoning" in newer servers); tool_choice auto/none/required/named.
+    reasoning_fields=("reasoning_content", "reasoning"),
+    parallel_tool_calls=True,
+)
+_LMSTUDIO = _compatible(
+    "lmstudio",
+    "LM Studio server (OpenAI-compatible)",
+    "http://127.0.0.1:1234/v1",
+    None,
+    "qwen3-8b",
+    auth=_LOCAL,
+    # https://lmstudio.ai/docs/app/api/tools: tool_choice "auto", "none" and "required"
+    # only; reasoning_content (or "reasoning") when the server separates it.
+    reasoning_fields=("reasoning_content", "reasoning"),
+    tool_choice=frozenset({"auto", "none", "required"}),
+)
+
+# --- the same APIs through cloud platforms -----------------------------------------------
+
+_AZURE = ProviderSpec(
+    name="azure",
+    cls="zerda.llm.providers.azure:AzureOpenAIInterface",
+    extra="openai",
+    sdk_module="openai",
+    sdk_package="openai",
+    env_keys=("AZURE_OPENAI_API_KEY",),
+    auth="a Microsoft Entra ID token (`azure_ad_token_provider=`)",
+    default_base_url=None,  # https://{resource}.openai.azure.com, as azure_endpoint
+    wire="azure",
+    demo_model="gpt-4o-mini",  # a deployment name
+    title="Azure OpenAI Chat Completions",
+    traits=_OPENAI_TRAITS,
+    # The latest GA data-plane version:
+    # https://learn.microsoft.com/azure/ai-services/openai/api-version-lifecycle
+    defaults=MappingProxyType({"api_version": "2024-10-21"}),
+)
+_AZURE_RESPONSES = ProviderSpec(
+    name="azure-responses",
+    cls="zerda.llm.providers.azure:AzureResponsesInterface",
+    extra="openai",
+    sdk_module="openai",
+    sdk_package="openai",
+    env_keys=("AZURE_OPENAI_API_KEY",),
+    auth="a Microsoft Entra ID token (`azure_ad_token_provider=`)",
+    default_base_url=None,
+    wire="azure-responses",
+    demo_model="gpt-5-mini",
+    title="Azure OpenAI Responses",
+    traits=_OPENAI_RESPONSES.traits,
+    # The Responses API needs 2025-03-01-preview or later:
+    # https://learn.microsoft.com/azure/ai-services/openai/how-to/responses
+    defaults=MappingProxyType({"api_version": "2025-04-01-preview"}),
+)
+_ANTHROPIC_BEDROCK = ProviderSpec(
+    name="anthropic-bedrock",
+    cls="zerda.llm.providers.anthropic_cloud:AnthropicBedrockInterface",
+    extra="anthropic-bedrock",
+    sdk_module="anthropic",
+    sdk_package="anthropic",
+    env_keys=(),
+    auth="the AWS credential chain (or `aws_access_key` / `aws_secret_key`), and a region",
+    default_base_url=None,  # https://bedrock-runtime.{region}.amazonaws.com
+    wire="anthropic-bedrock",
+    demo_model="anthropic.claude-sonnet-4-6",
+    title="Claude on AWS Bedrock (anthropic SDK)",
+    traits=_ANTHROPIC.traits,
+)
+_ANTHROPIC_VERTEX = ProviderSpec(
+    name="anthropic-vertex",
+    cls="zerda.llm.providers.anthropic_cloud:AnthropicVertexInterface",
+    extra="anthropic-vertex",
+    sdk_module="anthropic",
+    sdk_package="anthropic",
+    env_keys=(),
+    auth="Google application default credentials (or `access_token=`), a region and a project",
+    default_base_url=None,  # https://{region}-aiplatform.googleapis.com/v1
+    wire="anthropic-vertex",
+    demo_model="claude-sonnet-4-6",
+    title="Claude on Vertex AI (anthropic SDK)",
+    traits=_ANTHROPIC.traits,
+)
+_VERTEX = ProviderSpec(
+    name="vertex",
+    cls="zerda.llm.providers.gemini:GeminiInterface",
+    extra="gemini",
+    sdk_module="google.genai",
+    sdk_package="google-genai",
+    env_keys=(),
+    auth="Google application default credentials (or `credentials=`), a project and a location",
+    default_base_url=None,  # https://{location}-aiplatform.googleapis.com
+    wire="vertex",
+    demo_model="gemini-2.5-flash",
+    title="Gemini on Vertex AI",
+    traits=_GEMINI.traits,
+    defaults=MappingProxyType({"vertexai": True}),
+)
+
 REGISTRY: Mapping[str, ProviderSpec] = MappingProxyType(
     {
         p.name: p
@@ -442,6 +662,19 @@ REGISTRY: Mapping[str, ProviderSpec] = MappingProxyType(
             _ANTHROPIC,
             _BEDROCK,
             _GEMINI,
+            _AZURE,
+            _AZURE_RESPONSES,
+            _ANTHROPIC_BEDROCK,
+            _ANTHROPIC_VERTEX,
+            _VERTEX,
+            _OPENROUTER,
+            _DEEPSEEK,
+            _XAI,
+            _TOGETHER,
+            _FIREWORKS,
+            _CEREBRAS,
+            _VLLM,
+            _LMSTUDIO,
         )
     }
 )
@@ -478,7 +711,8 @@ def wires() -> tuple[str, ...]:
 
 def _key_cell(spec: ProviderSpec) -> str:
     if spec.env_keys:
-        return " or ".join(f"`{k}`" for k in spec.env_keys)
+        keys = " or ".join(f"`{k}`" for k in spec.env_keys)
+        return f"{keys}, or {spec.auth}" if spec.auth else keys
     return spec.auth or "none"
 
 

@@ -35,6 +35,7 @@ import threading
 import traceback
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
@@ -71,7 +72,38 @@ _ROUTES: dict[str, tuple[re.Pattern[str], ...]] = {
     "gemini": (
         re.compile(r"/v1(beta|alpha)?/models/[^/:]+:(generateContent|streamGenerateContent)"),
     ),
+    # https://learn.microsoft.com/azure/ai-services/openai/reference: a deployment's path,
+    # under the resource endpoint's /openai, with ?api-version=.
+    "azure": (re.compile(r"/openai/deployments/[^/]+/chat/completions"),),
+    "azure-responses": (re.compile(r"/openai/responses"),),
+    # https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModel.html
+    "anthropic-bedrock": (re.compile(r"/model/[^/]+/invoke(-with-response-stream)?"),),
+    # https://docs.anthropic.com/en/api/claude-on-vertex-ai
+    "anthropic-vertex": (
+        re.compile(
+            r"(/v1)?/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/[^/:]+"
+            r":(rawPredict|streamRawPredict)"
+        ),
+    ),
+    # https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest
+    "vertex": (
+        re.compile(
+            r"/v1(beta1)?/projects/[^/]+/locations/[^/]+/publishers/google/models/[^/:]+"
+            r":(generateContent|streamGenerateContent)"
+        ),
+    ),
 }
+
+# Wires that render exactly as another one (only their routes differ) share its renderer.
+_SHARED_RENDERERS = {
+    "azure": "openai",
+    "azure-responses": "openai-responses",
+    "anthropic-vertex": "anthropic",
+    "vertex": "gemini",
+}
+
+# Query parameters a wire's API refuses to answer without (Azure answers 404).
+_REQUIRED_QUERY = {"azure": "api-version", "azure-responses": "api-version"}
 
 _REDACTED_HEADERS = frozenset(
     {"authorization", "x-api-key", "x-goog-api-key", "api-key", "x-amz-security-token", "cookie"}
@@ -109,6 +141,7 @@ _renderers_lock = threading.Lock()
 
 def load_renderer(wire: str) -> ModuleType:
     """Return ``zerda.testing._render_<wire>``, imported once on first use."""
+    wire = _SHARED_RENDERERS.get(wire, wire)
     with _renderers_lock:
         if wire not in _renderers:
             name = f"zerda.testing._render_{wire.replace('-', '_')}"
@@ -184,6 +217,44 @@ def _split_route(raw_path: str) -> _Route:
     rest = "/" + rest
     known = any(p.fullmatch(rest) for p in _ROUTES[wire_of(provider)])
     return _Route(provider, rest, known)
+
+
+def _google_credentials() -> Any:
+    """Credentials holding a fixed token, so the Google SDKs never look for real ADC."""
+    from google.oauth2.credentials import Credentials
+
+    return Credentials(token="mock-token")
+
+
+def _azure_options(base: str) -> dict[str, Any]:
+    # The resource endpoint: the SDK appends /openai/... (base_url would replace it).
+    return {"azure_endpoint": base, "api_key": "test-key"}
+
+
+# Per cloud wire: the options that reach the mock with test credentials (the same names in
+# create_interface and in the SDK's own client).
+_CLOUD_OPTIONS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "azure": _azure_options,
+    "azure-responses": _azure_options,
+    "anthropic-bedrock": lambda base: {
+        "base_url": base,
+        "aws_region": "us-east-1",
+        "aws_access_key": "test",
+        "aws_secret_key": "test",
+    },
+    "anthropic-vertex": lambda base: {
+        "base_url": base,
+        "region": "us-east5",
+        "project_id": "mock-project",
+        "access_token": "mock-token",
+    },
+    "vertex": lambda base: {
+        "base_url": base,
+        "project": "mock-project",
+        "location": "us-central1",
+        "credentials": _google_credentials(),
+    },
+}
 
 
 class _State:
@@ -340,6 +411,8 @@ class MockLLMServer:
                 "aws_access_key_id": "test",
                 "aws_secret_access_key": "test",
             }
+        if wire in _CLOUD_OPTIONS:
+            return dict(_CLOUD_OPTIONS[wire](base))
         return {"base_url": base, "api_key": "test-key"}
 
     def sdk_client_kwargs(self, provider: str) -> dict[str, Any]:
@@ -353,6 +426,11 @@ class MockLLMServer:
             return {"host": base}
         if wire == "gemini":
             return {"api_key": "test-key", "http_options": {"base_url": base}}
+        if wire == "vertex":
+            options = {k: v for k, v in _CLOUD_OPTIONS[wire](base).items() if k != "base_url"}
+            return {"vertexai": True, **options, "http_options": {"base_url": base}}
+        if wire in _CLOUD_OPTIONS:
+            return dict(_CLOUD_OPTIONS[wire](base))
         if wire == "bedrock":
             return {
                 "service_name": "bedrock-runtime",
@@ -608,6 +686,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not route.known:
             self._send_error_reply(provider, _unknown_path(provider, req))
+            return
+        required = _REQUIRED_QUERY.get(wire_of(provider))
+        if required and required not in req.query:
+            message = f"Resource not found (MockLLMServer: {provider} needs ?{required}=)"
+            self._send_error_reply(provider, ErrorReply(404, message))
             return
         if mock.strict:
             rejection = _validate.check(wire_of(provider), req)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from zerda.llm import create_interface
+from zerda.llm import create_interface, registry
 from zerda.llm.registry import NAMES as PROVIDERS
 from zerda.testing import MockLLMServer
 
@@ -53,7 +53,7 @@ def make(server: MockLLMServer, provider: str) -> Any:
 
 @pytest.mark.parametrize("provider", ALL)
 def test_provider_modules_import_no_sdk(provider: str) -> None:
-    module = f"zerda.llm.providers.{'aws' if provider == 'bedrock' else provider}"
+    module = registry.get(provider).cls.partition(":")[0]
     code = f"import sys, {module}; print([m for m in {SDK_MODULES!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -36,6 +36,9 @@ from zerda.llm.tools import (
 
 Event = dict[str, Any]
 
+# Sent as the key to servers that need none, so the SDK never reads OPENAI_API_KEY for them.
+_NO_KEY = "no-key"
+
 _STOP_REASONS = {
     "stop": "end_turn",
     "tool_calls": "tool_use",
@@ -180,6 +183,16 @@ def _text_of(content: Any) -> str | None:
     return "".join(t for t in texts if isinstance(t, str))
 
 
+def _reasoning_of(message: Any, fields: tuple[str, ...]) -> str | None:
+    """The reasoning text of a message or a delta: the first of the row's
+    ``reasoning_fields`` that holds text (DeepSeek's ``reasoning_content``...)."""
+    for key in fields:
+        value = _get(message, key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
 def _map_tool_calls(message: Any) -> list[ToolCall]:
     """The message's tool calls; a legacy ``function_call`` (no id) when it has none, as
     older models answering ``functions=`` send."""
@@ -301,6 +314,14 @@ class OpenAICompatInterface(BaseLLMInterface):
         where = f"{client_class.__module__.split('.')[0]}.{self.client_class}()"
         return where, signature_options(client_class.__init__)
 
+    def _client_kwargs(self) -> dict[str, Any]:
+        kwargs = super()._client_kwargs()
+        if kwargs.get("api_key") is None and not self.env_keys:
+            # A local server (vLLM, LM Studio) needs no key, but the SDK demands one and,
+            # given none, would read OPENAI_API_KEY and send it to that server.
+            kwargs["api_key"] = _NO_KEY
+        return kwargs
+
     def _make_client(self) -> Any:
         return getattr(self.sdk, self.client_class)(**self._client_kwargs())
 
@@ -314,7 +335,7 @@ class OpenAICompatInterface(BaseLLMInterface):
             "model": self.model,
             "messages": self._map_messages(req),
             **self._map_tool_options(req),
-            **_map_options(req, self.max_tokens_field),
+            **_map_options(req, self.traits.max_tokens_field or self.max_tokens_field),
             **self._map_timeout(req.timeout),
             **self._native_output(req),
         }
@@ -348,7 +369,8 @@ class OpenAICompatInterface(BaseLLMInterface):
             return {}
         options: dict[str, Any] = {"tools": tools}
         if req.tool_choice is not None:
-            options["tool_choice"] = _map_tool_choice(req.tool_choice, self.tool_choice_required)
+            required = self.traits.tool_choice_required or self.tool_choice_required
+            options["tool_choice"] = _map_tool_choice(req.tool_choice, required)
         if req.parallel_tool_calls is not None:
             options["parallel_tool_calls"] = req.parallel_tool_calls
         return options
@@ -382,10 +404,18 @@ class OpenAICompatInterface(BaseLLMInterface):
         calls = _map_tool_calls(message) if message is not None else []
         content = _text_of(_get(message, "content")) or None
         native_stop = _get(choice, "finish_reason")
-        return self._make_result(content, calls, native_stop, _map_usage(_get(raw, "usage")))
+        reasoning = _reasoning_of(message, self.traits.reasoning_fields)
+        usage = _map_usage(_get(raw, "usage"))
+        return self._make_result(content, calls, native_stop, usage, None, reasoning)
 
     def _map_stop_reason(self, native: Any) -> str:
         return _map_stop_reason(native)
+
+    def _make_result(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        result = super()._make_result(*args, **kwargs)
+        if self.traits.reasoning_fields:  # a row that reads reasoning always says it (§3)
+            result.setdefault("reasoning", None)
+        return result
 
     # --- streaming ---
 
@@ -400,7 +430,8 @@ class OpenAICompatInterface(BaseLLMInterface):
         if choice is None:  # the usage-only last chunk
             return []
         delta = _get(choice, "delta")
-        events = acc.text(_text_of(_get(delta, "content")))
+        events = acc.reasoning(_reasoning_of(delta, self.traits.reasoning_fields))
+        events += acc.text(_text_of(_get(delta, "content")))
         for call in _get(delta, "tool_calls") or []:
             events += _feed_tool_call(acc, call)
         legacy = _get(delta, "function_call")

@@ -17,7 +17,7 @@ import contextlib
 import json
 import sys
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from zerda.llm._strict_schema import to_strict_schema
 from zerda.llm.base import BaseLLMInterface, Request, signature_options
@@ -75,27 +75,30 @@ class AnthropicInterface(BaseLLMInterface):
     """
 
     provider = "anthropic"
+    # The SDK's client classes, by name: AnthropicBedrock / AnthropicVertex subclass this.
+    client_class: ClassVar[str] = "Anthropic"
+    async_client_class: ClassVar[str] = "AsyncAnthropic"
 
     def __init__(self, model: str | None = None, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
         self.default_max_tokens = int(self.options.pop("default_max_tokens", DEFAULT_MAX_TOKENS))
-        if isinstance(self._client, self.sdk.AsyncAnthropic):  # type: ignore[union-attr]
+        if isinstance(self._client, getattr(self.sdk, self.async_client_class)):
             self._async_client, self._client = self._client, None
 
     def _option_names(self) -> tuple[str, frozenset[str] | None]:
-        """default_max_tokens is Zerda's; other options go to anthropic.Anthropic()."""
-        accepted = signature_options(self.sdk.Anthropic.__init__)  # type: ignore[union-attr]
-        return "anthropic.Anthropic()", None if accepted is None else accepted | {
+        """default_max_tokens is Zerda's; other options go to the SDK's client class."""
+        accepted = signature_options(getattr(self.sdk, self.client_class).__init__)
+        return f"anthropic.{self.client_class}()", None if accepted is None else accepted | {
             "default_max_tokens"
         }
 
     # --- clients --------------------------------------------------------------------------
 
     def _make_client(self) -> Any:
-        return self.sdk.Anthropic(**self._client_kwargs())  # type: ignore[union-attr]
+        return getattr(self.sdk, self.client_class)(**self._client_kwargs())
 
     def _make_async_client(self) -> Any:
-        return self.sdk.AsyncAnthropic(**self._client_kwargs())  # type: ignore[union-attr]
+        return getattr(self.sdk, self.async_client_class)(**self._client_kwargs())
 
     # --- request --------------------------------------------------------------------------
 
