@@ -1,4 +1,4 @@
-"""Zerda: one way to call LLMs with tools on seven providers, through their official SDKs.
+"""Zerda: one way to call LLMs with tools on every provider, through their official SDKs.
 
 Importing ``zerda`` imports no provider SDK; see :mod:`zerda.llm`.
 """

@@ -339,3 +339,34 @@ def test_gemini_on_vertex_never_sends_an_api_key(
     assert make(server, "vertex").generate("hi")["content"] == "ok"
     headers = server.last_request("vertex").headers
     assert "x-goog-api-key" not in headers and "authorization" in headers
+
+
+SECRET = "s3cr3t-value-9f8e7d"
+
+
+@pytest.mark.parametrize(
+    ("name", "option"),
+    [
+        ("anthropic-bedrock", "aws_secret_key"),
+        ("anthropic-bedrock", "aws_session_token"),
+        ("anthropic-vertex", "access_token"),
+        ("azure", "azure_ad_token"),
+        ("azure-responses", "azure_ad_token"),
+    ],
+)
+def test_secret_options_are_never_shown(server: MockLLMServer, name: str, option: str) -> None:
+    server.reset()
+    # Azure takes a key or a token, never both.
+    extra = {"api_key": None} if option == "azure_ad_token" else {}
+    llm = make(server, name, **{option: SECRET}, **extra)
+    server.enqueue_error(401, name, message=f"Bad credentials: {SECRET}")
+    result = llm.generate("hi")
+    assert result["error"]["message"].endswith("Bad credentials: ***")
+    assert SECRET not in json.dumps(result) and SECRET not in repr(llm)
+
+
+def test_claude_on_bedrock_shows_bedrocks_error_message(server: MockLLMServer) -> None:
+    server.reset()
+    server.enqueue_error(429, "anthropic-bedrock", message="Too many requests, please wait.")
+    error = make(server, "anthropic-bedrock").generate("hi")["error"]
+    assert (error["type"], error["message"]) == ("rate_limit", "Too many requests, please wait.")

@@ -327,6 +327,10 @@ def prepare(
     cached = cache and traits.cache_points
     if isinstance(stop, str):
         stop = [stop]
+    if stop and not traits.stop_sequences:
+        raise InvalidRequestError(
+            f"stop: {spec.name} has no stop sequences, so they cannot be honoured"
+        )
     choice = normalize_tool_choice(tool_choice, unified_tools)
     check_tool_choice(choice, parallel_tool_calls, spec)
     return Request(

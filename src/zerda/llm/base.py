@@ -759,8 +759,13 @@ class BaseLLMInterface(abc.ABC):
         return err
 
     def _redact(self, text: str) -> str:
-        key = self.api_key
-        return text.replace(key, "***") if key and len(key) >= 4 else text
+        """``text`` without the API key or any secret option of the row (an AWS secret key,
+        an access token) in it."""
+        secrets = [self.api_key, *(self.options.get(o) for o in self.spec.secret_options)]
+        for secret in secrets:
+            if isinstance(secret, str) and len(secret) >= 4:
+                text = text.replace(secret, "***")
+        return text
 
     def _fail(
         self, exc: BaseException, raise_errors: bool | None, content: str | None = None

@@ -71,6 +71,7 @@ class Traits:
       or absent, and cache points are ignored).
     - ``tool_choice``: the tool_choice values it enforces (``name``: a named tool).
     - ``parallel_tool_calls``: ``parallel_tool_calls=False`` can be sent.
+    - ``stop_sequences``: ``stop=`` can be sent (the Responses API has no such field).
     - ``reasoning_fields``: OpenAI-compatible services: the message / delta fields that
       hold reasoning text (DeepSeek's ``reasoning_content``), read as ``reasoning``.
     - ``max_tokens_field``: the request field ``max_tokens`` is sent as, where a service
@@ -94,6 +95,7 @@ class Traits:
     cache_points: bool = False
     tool_choice: frozenset[str] = TOOL_CHOICES
     parallel_tool_calls: bool = False
+    stop_sequences: bool = True
     reasoning_fields: tuple[str, ...] = ()
     max_tokens_field: str | None = None
     tool_choice_required: str | None = None
@@ -115,6 +117,7 @@ class ProviderSpec:
     title: str  # for docs tables
     aliases: tuple[str, ...] = ()
     auth: str = ""  # how it authenticates when env_keys is empty, for docs
+    secret_options: tuple[str, ...] = ()  # options besides api_key that hold secrets: redacted
     traits: Traits = field(default_factory=Traits)
     defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -175,6 +178,8 @@ _OPENAI_RESPONSES = ProviderSpec(
         # text only, refused before sending otherwise.
         reasoning="openai",
         parallel_tool_calls=True,
+        # https://platform.openai.com/docs/api-reference/responses/create has no stop field.
+        stop_sequences=False,
     ),
 )
 
@@ -580,6 +585,7 @@ _AZURE = ProviderSpec(
     sdk_package="openai",
     env_keys=("AZURE_OPENAI_API_KEY",),
     auth="a Microsoft Entra ID token (`azure_ad_token_provider=`)",
+    secret_options=("azure_ad_token",),
     default_base_url=None,  # https://{resource}.openai.azure.com, as azure_endpoint
     wire="azure",
     demo_model="gpt-4o-mini",  # a deployment name
@@ -597,6 +603,7 @@ _AZURE_RESPONSES = ProviderSpec(
     sdk_package="openai",
     env_keys=("AZURE_OPENAI_API_KEY",),
     auth="a Microsoft Entra ID token (`azure_ad_token_provider=`)",
+    secret_options=("azure_ad_token",),
     default_base_url=None,
     wire="azure-responses",
     demo_model="gpt-5-mini",
@@ -614,6 +621,7 @@ _ANTHROPIC_BEDROCK = ProviderSpec(
     sdk_package="anthropic",
     env_keys=(),
     auth="the AWS credential chain (or `aws_access_key` / `aws_secret_key`), and a region",
+    secret_options=("aws_secret_key", "aws_session_token"),
     default_base_url=None,  # https://bedrock-runtime.{region}.amazonaws.com
     wire="anthropic-bedrock",
     demo_model="anthropic.claude-sonnet-4-6",
@@ -628,6 +636,7 @@ _ANTHROPIC_VERTEX = ProviderSpec(
     sdk_package="anthropic",
     env_keys=(),
     auth="Google application default credentials (or `access_token=`), a region and a project",
+    secret_options=("access_token",),
     default_base_url=None,  # https://{region}-aiplatform.googleapis.com/v1
     wire="anthropic-vertex",
     demo_model="claude-sonnet-4-6",

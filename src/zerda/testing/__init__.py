@@ -1,4 +1,4 @@
-"""Test helpers: a local server speaking seven LLM providers' wire protocols.
+"""Test helpers: a local server speaking every LLM provider's wire protocol.
 
 from zerda.testing import MockLLMServer
 

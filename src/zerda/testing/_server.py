@@ -1,9 +1,11 @@
-"""MockLLMServer: a local HTTP server that speaks the seven providers' wire protocols.
+"""MockLLMServer: a local HTTP server that speaks every provider's wire protocol.
 
 One server answers every provider at once; the first path segment names the provider
-(``/openai/v1/chat/completions``, ``/bedrock/model/{id}/converse`` ...). Each provider's
-wire format lives in its own renderer module, ``_render_<provider>.py``, imported the first
-time that provider is called, so a missing renderer only breaks its own provider.
+(``/openai/v1/chat/completions``, ``/bedrock/model/{id}/converse`` ...) and its registry row
+names the wire protocol spoken there. Each wire's format lives in its own renderer module,
+``_render_<wire>.py``, imported the first time that wire is called, so a missing renderer
+only breaks its own wire; wires that differ only in their routes (Azure's, Vertex AI's)
+share a renderer.
 
 Renderer interface (pure functions, no I/O)::
 
@@ -294,8 +296,9 @@ class _State:
 
 
 class MockLLMServer:
-    """A real HTTP server on 127.0.0.1 speaking OpenAI, Groq, Mistral, Ollama, Anthropic,
-    Bedrock Converse and Gemini wire protocols, for tests.
+    """A real HTTP server on 127.0.0.1 speaking every registry row's wire protocol (OpenAI
+    Chat Completions and Responses, Azure, Groq, Mistral, Ollama, Anthropic and Claude on
+    Bedrock / Vertex AI, Bedrock Converse, Gemini and Vertex AI), for tests.
 
     Use it as a context manager (``with MockLLMServer() as server:``), via the pytest
     fixture ``mock_llm_server``, or in the foreground with ``run_forever()``.

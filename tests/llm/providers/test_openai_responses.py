@@ -219,7 +219,9 @@ def test_native_options_override_the_defaults(server: MockLLMServer, llm: Any) -
 def test_stop_sequences_are_refused_before_sending(server: MockLLMServer, llm: Any) -> None:
     result = llm.generate("hi", stop=["END"])
     assert result["error"]["type"] == "invalid_request"
-    assert "the Responses API has no stop sequences" in result["error"]["message"]
+    assert result["error"]["message"] == (
+        "stop: openai-responses has no stop sequences, so they cannot be honoured"
+    )
     assert server.requests_for(NAME) == []
 
 

@@ -449,13 +449,21 @@ def _map_usage(usage: Any) -> dict[str, Any] | None:
 
 
 def _map_status_error(exc: Any, provider: str) -> ZerdaError:
-    message = exc.api_message or exc.message
+    message = exc.api_message or _platform_message(exc.body) or exc.message
     status = exc.status_code
     if status < 400:
         # An `event: error` inside a 200 stream: its error.type says what it means.
         equivalent = _ERROR_TYPE_STATUS.get(exc.type or "", 500)
         return error_class_for_status(equivalent)(f"{exc.type}: {message}", provider=provider)
     return error_from_status(status, message, provider)
+
+
+def _platform_message(body: Any) -> str | None:
+    """The message of a cloud platform's own error body: Bedrock answers
+    ``{"message": ...}`` (https://docs.aws.amazon.com/bedrock/latest/APIReference/CommonErrors.html),
+    not the Messages API's ``{"error": {"message"}}``."""
+    message = body.get("message") if isinstance(body, dict) else None
+    return message if isinstance(message, str) and message else None
 
 
 def _map_transport_error(exc: BaseException, provider: str) -> ZerdaError | None:

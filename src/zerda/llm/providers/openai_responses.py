@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from zerda.llm._stream import StreamAccumulator
 from zerda.llm.base import Request
-from zerda.llm.errors import InvalidRequestError, ZerdaError
+from zerda.llm.errors import ZerdaError
 from zerda.llm.providers._openai_compat import _json_text, _stream_error
 from zerda.llm.providers.openai import OpenAIInterface
 from zerda.llm.tools import ToolCall, _get, _parse_json_arguments, to_openai_responses_tools
@@ -159,12 +159,7 @@ def _map_tool_options(req: Request) -> dict[str, Any]:
 
 
 def _map_options(req: Request) -> dict[str, Any]:
-    if req.stop:
-        # https://platform.openai.com/docs/api-reference/responses/create has no stop field.
-        raise InvalidRequestError(
-            "stop: the Responses API has no stop sequences (use the 'openai' provider, "
-            "Chat Completions, for stop=)"
-        )
+    # stop= never gets here: the row's traits say the API has no stop sequences.
     options = {
         "max_output_tokens": req.max_tokens,
         "temperature": req.temperature,
