@@ -370,3 +370,51 @@ def test_claude_on_bedrock_shows_bedrocks_error_message(server: MockLLMServer) -
     server.enqueue_error(429, "anthropic-bedrock", message="Too many requests, please wait.")
     error = make(server, "anthropic-bedrock").generate("hi")["error"]
     assert (error["type"], error["message"]) == ("rate_limit", "Too many requests, please wait.")
+
+
+# --- the mock validates the cloud wires as their APIs do ----------------------------------
+
+INVALID = {
+    "azure": (
+        "/openai/deployments/d/chat/completions?api-version=2024-10-21",
+        {"messages": [{"role": "tool", "tool_call_id": "x", "content": "?"}], "model": "d"},
+        {"api-key": "k"},
+    ),
+    "anthropic-vertex": (
+        "/projects/p/locations/us-east5/publishers/anthropic/models/m:rawPredict",
+        {"anthropic_version": "vertex-2023-10-16", "messages": [{"role": "user", "content": "hi"}]},
+        {"authorization": "Bearer t"},
+    ),
+    "anthropic-bedrock": (
+        "/model/m/invoke",
+        {
+            "anthropic_version": "bedrock-2023-05-31",
+            "messages": [{"role": "user", "content": "hi"}],
+        },
+        {"authorization": "AWS4-HMAC-SHA256 ..."},
+    ),
+    "vertex": (
+        "/v1beta1/projects/p/locations/l/publishers/google/models/m:generateContent",
+        {"contents": []},
+        {"authorization": "Bearer t"},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INVALID))
+def test_the_mock_refuses_what_the_cloud_api_refuses(server: MockLLMServer, name: str) -> None:
+    server.reset()
+    server.enqueue(name, text="never served")
+    path, body, headers = INVALID[name]
+    response = httpx.post(server.url + f"/{name}" + path, json=body, headers=headers)
+    assert response.status_code == 400, response.text
+    assert server.last_request(name).rejected_by
+    assert server.pending(name) == 1  # the queued answer was not used
+
+
+def test_the_mock_refuses_azure_without_credentials(server: MockLLMServer) -> None:
+    server.reset()
+    url = server.base_url("azure") + "/openai/deployments/d/chat/completions?api-version=1"
+    response = httpx.post(url, json={"model": "d", "messages": [{"role": "user", "content": "hi"}]})
+    assert response.status_code == 401
+    assert "missing subscription key" in response.json()["error"]["message"]

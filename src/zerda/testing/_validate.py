@@ -59,7 +59,7 @@ def load_validator(wire: str) -> ModuleType | None:
     """``zerda.testing._validate_<wire>``, or None when the wire has no validation."""
     with _lock:
         if wire not in _modules:
-            name = f"zerda.testing._validate_{wire}"
+            name = f"zerda.testing._validate_{wire.replace('-', '_')}"
             try:
                 _modules[wire] = importlib.import_module(name)
             except ModuleNotFoundError as exc:
