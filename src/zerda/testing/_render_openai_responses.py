@@ -58,7 +58,8 @@ def render(script: Script, req: RecordedRequest) -> Reply:
 
 
 def render_error(err: ErrorReply) -> Reply:
-    return Reply(err.status, dict(_JSON), body=_dumps({"error": _error_object(err)}))
+    body = err.body if err.body is not None else {"error": _error_object(err)}
+    return Reply(err.status, dict(_JSON), body=_dumps(body))
 
 
 def render_stream_error(err: ErrorReply) -> bytes:
@@ -86,7 +87,8 @@ def _sse(event: dict[str, Any]) -> bytes:
 
 def _error_object(err: ErrorReply) -> dict[str, Any]:
     kind, code = _ERROR_KINDS.get(err.status, ("server_error", None))
-    return {"message": err.message, "type": err.error_type or kind, "param": None, "code": code}
+    error = {"message": err.message, "type": err.error_type or kind, "param": None, "code": code}
+    return {**error, **(err.fields or {})}
 
 
 def _reasoning_items(script: Script) -> list[dict[str, Any]]:

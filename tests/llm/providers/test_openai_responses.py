@@ -414,3 +414,36 @@ def test_a_conversation_begun_here_continues_elsewhere_and_back(
     ]
     assert items[1]["encrypted_content"] == "gAAAAsecret"
     assert items[4] == {"role": "assistant", "content": "18°C."}
+
+
+# --- the mock refuses what the Responses API refuses ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("items", "message"),
+    [
+        (
+            [{"type": "function_call_output", "call_id": "call_x", "output": "1"}],
+            "No tool call found for function call output with call_id call_x.",
+        ),
+        (
+            [{"type": "function_call", "call_id": "call_y", "name": "f", "arguments": "{}"}],
+            "No tool output found for function call call_y.",
+        ),
+        (
+            [
+                {"type": "reasoning", "id": "rs_1", "summary": []},
+                {"role": "assistant", "content": "42"},
+            ],
+            "Item 'rs_1' of type 'reasoning' was provided without its required following item.",
+        ),
+    ],
+)
+def test_the_mock_refuses_broken_histories(
+    server: MockLLMServer, llm: Any, items: list[dict[str, Any]], message: str
+) -> None:
+    server.enqueue(NAME, text="never served")
+    result = llm.generate("hi", input=[{"role": "user", "content": "hi"}, *items])
+    assert result["error"]["status_code"] == 400
+    assert result["error"]["message"] == message
+    assert server.pending(NAME) == 1
