@@ -418,3 +418,50 @@ def test_the_mock_refuses_azure_without_credentials(server: MockLLMServer) -> No
     response = httpx.post(url, json={"model": "d", "messages": [{"role": "user", "content": "hi"}]})
     assert response.status_code == 401
     assert "missing subscription key" in response.json()["error"]["message"]
+
+
+# --- content parts on the rows that share a shape ------------------------------------------
+
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+WITH_IMAGE = [
+    {"role": "user", "content": "Screenshot, please."},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "call_1", "name": "get_weather", "arguments": {}}],
+    },
+    {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": [{"type": "image", "data": PIXEL, "media_type": "image/png"}],
+    },
+]
+SAME_SHAPE = {
+    "azure": ("openai", "messages"),
+    "anthropic-bedrock": ("anthropic", "messages"),
+    "anthropic-vertex": ("anthropic", "messages"),
+    "vertex": ("gemini", "contents"),
+    "azure-responses": ("openai-responses", "input"),
+}
+
+
+def _sent(server: MockLLMServer, name: str) -> Any:
+    server.reset()
+    server.set_default(text="ok")
+    assert make(server, name).generate(WITH_IMAGE, tools=[WEATHER])["content"] == "ok"
+    return server.last_request(name).body
+
+
+@pytest.mark.parametrize("name", sorted(SAME_SHAPE))
+def test_rows_on_a_shared_shape_send_the_same_parts(server: MockLLMServer, name: str) -> None:
+    base, field = SAME_SHAPE[name]
+    assert _sent(server, name)[field] == _sent(server, base)[field]
+
+
+@pytest.mark.parametrize("name", COMPATIBLE)
+def test_text_only_rows_refuse_media_naming_themselves(server: MockLLMServer, name: str) -> None:
+    server.reset()
+    result = make(server, name).generate(WITH_IMAGE, tools=[WEATHER])
+    assert result["error"]["type"] == "invalid_request"
+    assert f"{name} does not take image parts" in result["error"]["message"]
+    assert server.requests_for(name) == []

@@ -161,6 +161,13 @@ _OPENAI = ProviderSpec(
     ),
 )
 
+_RESPONSES_MEDIA = Media(
+    parts=frozenset({"image", "document", "file"}),
+    media_types=_frozen({"image": _IMAGES, "document": ("application/pdf",)}),
+    urls=frozenset({"image", "document"}),
+    uris=frozenset({"file-id"}),
+)
+
 _OPENAI_RESPONSES = ProviderSpec(
     name="openai-responses",
     aliases=("responses",),
@@ -174,8 +181,12 @@ _OPENAI_RESPONSES = ProviderSpec(
     demo_model="gpt-5-mini",
     title="OpenAI Responses",
     traits=Traits(
-        # Content parts in user messages and function_call_output are not mapped yet:
-        # text only, refused before sending otherwise.
+        # https://platform.openai.com/docs/guides/images-vision, /docs/guides/pdf-files:
+        # input_image (data URI or URL) and input_file (file_data, file_url or file_id), in
+        # user messages and inside function_call_output. No audio input here.
+        user=_RESPONSES_MEDIA,
+        tool_results=_RESPONSES_MEDIA,
+        tool_media=True,
         reasoning="openai",
         parallel_tool_calls=True,
         # https://platform.openai.com/docs/api-reference/responses/create has no stop field.

@@ -447,3 +447,62 @@ def test_the_mock_refuses_broken_histories(
     assert result["error"]["status_code"] == 400
     assert result["error"]["message"] == message
     assert server.pending(NAME) == 1
+
+
+# --- content parts ------------------------------------------------------------------------
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+
+def test_parts_go_in_user_messages_and_in_function_call_output(
+    server: MockLLMServer, llm: Any
+) -> None:
+    # The shapes of the recorded multimodal tool returns (pydantic-ai's
+    # test_multimodal_tool_returns): input_image with detail, input_file with file_data.
+    server.enqueue(NAME, text="A dot and a report.")
+    image = {"type": "image", "data": PNG, "media_type": "image/png"}
+    pdf = {"type": "document", "data": "JVBERi0xLjQK", "media_type": "application/pdf"}
+    history = [
+        {"role": "user", "content": [{"type": "text", "text": "Look:"}, image]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "call_1", "name": "get_report", "arguments": {}}],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "content": [{"type": "text", "text": "Here."}, pdf],
+        },
+    ]
+    llm.generate(history, tools=[{"name": "get_report"}])
+    data_png = f"data:image/png;base64,{PNG}"
+    assert body(server)["input"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "Look:"},
+                {"type": "input_image", "image_url": data_png, "detail": "auto"},
+            ],
+        },
+        {"type": "function_call", "call_id": "call_1", "name": "get_report", "arguments": "{}"},
+        {
+            "type": "function_call_output",
+            "call_id": "call_1",
+            "output": [
+                {"type": "input_text", "text": "Here."},
+                {
+                    "type": "input_file",
+                    "filename": "document.pdf",
+                    "file_data": "data:application/pdf;base64,JVBERi0xLjQK",
+                },
+            ],
+        },
+    ]
+
+
+def test_audio_is_refused_before_sending(server: MockLLMServer, llm: Any) -> None:
+    audio = {"type": "audio", "data": "UklGRg==", "media_type": "audio/wav"}
+    result = llm.generate([{"role": "user", "content": [audio]}])
+    assert result["error"]["type"] == "invalid_request"
+    assert server.requests_for(NAME) == []

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.llm.providers.histories import PRODUCERS, TOOLS, history_from
-from zerda.llm import audio, create_interface, document, image, tool_result
+from zerda.llm import audio, create_interface, document, image, registry, tool_result
 from zerda.llm.registry import NAMES
 from zerda.testing import MockLLMServer
 
@@ -155,7 +155,12 @@ MIXED_BODIES: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.mark.parametrize("provider", NAMES)
+# Rows that take media (registry traits); the rest refuse them (tests/llm/test_endpoints.py
+# checks that rows sharing a shape send these same bodies).
+MEDIA_ROWS = [n for n in NAMES if registry.get(n).traits.user.parts]
+
+
+@pytest.mark.parametrize("provider", sorted(MIXED_BODIES))
 def test_text_image_and_pdf_in_a_user_message(server: MockLLMServer, provider: str) -> None:
     assert sent(server, provider, mixed(provider)) == MIXED_BODIES[provider]
 
@@ -543,7 +548,7 @@ TOOL_BODIES: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.mark.parametrize("provider", NAMES)
+@pytest.mark.parametrize("provider", sorted(TOOL_BODIES))
 def test_an_image_returned_by_a_tool(server: MockLLMServer, provider: str) -> None:
     assert sent(server, provider, TOOL_HISTORY, tools=SCREENSHOT) == TOOL_BODIES[provider]
 
@@ -707,6 +712,8 @@ def images_sent(provider: str, body: dict[str, Any]) -> list[str]:
             )
             if url:
                 found.append(url)
+            if node.get("type") == "input_image":  # the Responses API's flat image_url
+                found.append(node["image_url"])
             source = node.get("source") if node.get("type") == "image" else None
             if isinstance(source, dict) and "data" in source:
                 found.append(source["data"])
@@ -734,9 +741,18 @@ RECEIVER_IMAGE = {
     "bedrock": PNG64,
     "gemini": PNG64_URLSAFE,
 }
+# The rows added on existing shapes, and the Responses API's data URLs.
+RECEIVER_IMAGE |= {
+    "openai-responses": RECEIVER_IMAGE["openai"],
+    "azure": RECEIVER_IMAGE["openai"],
+    "azure-responses": RECEIVER_IMAGE["openai"],
+    "anthropic-bedrock": RECEIVER_IMAGE["anthropic"],
+    "anthropic-vertex": RECEIVER_IMAGE["anthropic"],
+    "vertex": RECEIVER_IMAGE["gemini"],
+}
 
 
-@pytest.mark.parametrize("receiver", NAMES)
+@pytest.mark.parametrize("receiver", MEDIA_ROWS)
 @pytest.mark.parametrize("producer", PRODUCERS)
 def test_a_history_with_images_continues_on_every_provider(
     server: MockLLMServer, producer: str, receiver: str
@@ -749,7 +765,7 @@ def test_a_history_with_images_continues_on_every_provider(
 # --- stream, async and the tool loop send the same parts ------------------------------------------
 
 
-@pytest.mark.parametrize("provider", NAMES)
+@pytest.mark.parametrize("provider", MEDIA_ROWS)
 async def test_stream_and_generate_async_send_the_parts_generate_sends(
     server: MockLLMServer, provider: str
 ) -> None:
@@ -768,7 +784,7 @@ async def test_stream_and_generate_async_send_the_parts_generate_sends(
 
 
 def _messages_of(body: dict[str, Any]) -> Any:
-    return body.get("messages") or body.get("contents")
+    return body.get("messages") or body.get("contents") or body.get("input")
 
 
 def test_run_sends_the_media_a_python_tool_returns(server: MockLLMServer) -> None:

@@ -24,7 +24,8 @@ from typing import Any, ClassVar
 from zerda.llm._stream import StreamAccumulator
 from zerda.llm.base import Request
 from zerda.llm.errors import ZerdaError
-from zerda.llm.providers._openai_compat import _json_text, _stream_error
+from zerda.llm.parts import is_parts
+from zerda.llm.providers._openai_compat import _json_text, _stream_error, data_url
 from zerda.llm.providers.openai import OpenAIInterface
 from zerda.llm.tools import ToolCall, _get, _parse_json_arguments, to_openai_responses_tools
 
@@ -61,9 +62,34 @@ def _map_tool_call(call: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _map_part(part: dict[str, Any]) -> dict[str, Any]:
+    """One content part (checked against the row's traits) as an input content part:
+    https://platform.openai.com/docs/guides/images-vision, /docs/guides/pdf-files."""
+    kind = part["type"]
+    if kind == "text":
+        return {"type": "input_text", "text": part["text"]}
+    if kind == "image":
+        return {"type": "input_image", "image_url": data_url(part), "detail": "auto"}
+    if kind == "file":  # an uploaded file's id
+        return {"type": "input_file", "file_id": part["uri"]}
+    if "url" in part:
+        return {"type": "input_file", "file_url": part["url"]}
+    name = part.get("name") or "document.pdf"  # the API asks a filename with file_data
+    return {"type": "input_file", "filename": name, "file_data": data_url(part)}
+
+
+def _map_content(content: Any) -> Any:
+    """A user message's or a tool output's content: text as it is, parts mapped."""
+    if is_parts(content):
+        return [_map_part(p) for p in content]
+    return content
+
+
 def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
     # No is_error field exists on function_call_output: the output text itself says so.
-    output = _json_text(message["content"])
+    # Parts (a screenshot, a PDF) travel in the output itself, as input content parts.
+    content = message["content"]
+    output = _map_content(content) if is_parts(content) else _json_text(content)
     return {"type": "function_call_output", "call_id": message["tool_call_id"], "output": output}
 
 
@@ -132,7 +158,7 @@ def _map_message(message: dict[str, Any], key: str) -> list[dict[str, Any]]:
         return [_map_tool_result(message)]
     if role == "assistant":
         return _map_assistant(message, key)
-    return [{"role": role, "content": message["content"]}]
+    return [{"role": role, "content": _map_content(message["content"])}]
 
 
 def _map_messages(messages: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
