@@ -269,7 +269,7 @@ class Wire:
     """What a wire protocol does its own way, as data."""
 
     call_ids: Callable[[dict[str, Any]], list[str | None]]  # history call ids, rules checked
-    stream_fields: Mapping[str, Any] = field(default_factory=dict)  # stream body = generate's + these
+    stream_fields: Mapping[str, Any] = field(default_factory=dict)  # added to stream bodies
     error_codes: Mapping[int, str] = field(default_factory=dict)  # native code sent per status
     error_message: str = "{message}"  # how Zerda shows the server's message and code
     secret_option: str = "api_key"  # the constructor option holding the secret
@@ -512,16 +512,23 @@ class ProviderContract:
             assert len(server.requests_for(provider)) == (2 if retried else 1), call
         assert got[0] == got[1]
 
-    def test_retried_then_success(
+    async def test_retried_then_success(
         self, server: MockLLMServer, make: Any, provider: str, sleeps: list[float]
     ) -> None:
-        code = wire(provider).error_codes.get(429)
-        server.enqueue_error(429, provider, message="slow", error_type=code, retry_after=0.02)
-        server.enqueue_error(503, provider, message="busy", retry_after=RETRY_AFTER)
-        server.enqueue(provider, text="done")
-        assert make(max_retries=2).generate("hi") == result("done")
-        assert len(server.requests_for(provider)) == 3
-        assert sleeps == [0.02, RETRY_AFTER]
+        """Retries wait what each Retry-After says, then the answer is the result."""
+        llm = make(max_retries=2)
+        for call in ("sync", "async"):
+            server.reset()
+            for status, wait in ((429, 0.02), (503, RETRY_AFTER)):
+                code = wire(provider).error_codes.get(status)
+                server.enqueue_error(
+                    status, provider, message="busy", error_type=code, retry_after=wait
+                )
+            server.enqueue(provider, text="done")
+            got = llm.generate("hi") if call == "sync" else await llm.generate_async("hi")
+            assert got == result("done"), call
+            assert len(server.requests_for(provider)) == 3, call
+        assert sleeps == [0.02, RETRY_AFTER]  # the sync waits (async ones are awaited)
 
     async def test_stream_retried_before_its_first_event(
         self, server: MockLLMServer, make: Any, provider: str
@@ -555,21 +562,29 @@ class ProviderContract:
             assert error["provider"] == provider
             assert len(server.requests_for(provider)) == 1 + max_retries
         assert len(sleeps) == 2 and all(0 < s <= 60 for s in sleeps)
+        server.reset()
+        server.enqueue_fault("drop", provider)
+        server.enqueue(provider, text="ok")
+        assert make(max_retries=1).generate("hi") == result("ok")
 
     def test_timeout(self, server: MockLLMServer, make: Any, provider: str) -> None:
         server.enqueue_fault("hang", provider, delay=2.0)
         error = error_of(make(timeout=0.2).generate("hi"))
         assert (error["type"], error["retryable"], error["provider"]) == ("timeout", True, provider)
 
-    @pytest.mark.parametrize("fault", ["malformed"])
+    @pytest.mark.parametrize("fault", ["malformed", "empty"])
     def test_broken_body_is_a_server_error_not_retried(
         self, server: MockLLMServer, make: Any, provider: str, fault: Any
     ) -> None:
+        """A 200 whose body is not the provider's format is never an (empty) answer."""
         for _ in range(2):
             server.enqueue_fault(fault, provider)
         error = error_of(make(max_retries=1).generate("hi"))
         assert (error["type"], error["status_code"], error["retryable"]) == ("server", None, False)
         assert len(server.requests_for(provider)) == 1
+        server.enqueue_fault(fault, provider)
+        with pytest.raises(errors.ServerError):
+            make(raise_errors=True).generate("hi")
 
     @pytest.mark.parametrize("status", [401, 404, 429, 500])
     async def test_raise_errors_gives_the_typed_exception(
@@ -578,7 +593,7 @@ class ProviderContract:
         code = wire(provider).error_codes.get(status)
         cls = errors.error_class_for_status(status)
         llm = make(raise_errors=True)
-        for call in ("generate", "generate_async", "stream", "per-call"):
+        for call in ("generate", "generate_async", "stream", "per-call", "per-call-async"):
             server.enqueue_error(status, provider, message="nope", error_type=code)
             with pytest.raises(cls) as info:
                 if call == "generate":
@@ -587,8 +602,10 @@ class ProviderContract:
                     await llm.generate_async("hi")
                 elif call == "stream":
                     events_of(llm.stream("hi"))
-                else:
+                elif call == "per-call":
                     make().generate("hi", raise_errors=True)
+                else:
+                    await make().generate_async("hi", raise_errors=True)
             assert info.value.__cause__ is not None, call  # chained to the SDK's exception
             assert (info.value.status_code, info.value.provider) == (status, provider), call
 
@@ -757,7 +774,26 @@ class ProviderContract:
         got = llm.generate("hi")
         assert KEY not in repr(llm) and KEY not in str(llm)
         assert KEY not in json.dumps(got)
-        assert "***" in got["error"]["message"]
+        assert got["error"]["message"].endswith("Incorrect API key provided: ***")
+        server.enqueue_error(401, provider, message=f"Incorrect API key provided: {KEY}")
+        with pytest.raises(errors.ZerdaError) as info:
+            llm.generate("hi", raise_errors=True)
+        assert KEY not in str(info.value) and KEY not in repr(info.value)
+
+    def test_api_key_from_the_environment(
+        self, server: MockLLMServer, provider: str, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Each of the row's env keys, in turn, is the key (and is never shown)."""
+        keys = spec(provider).env_keys
+        if not keys:
+            pytest.skip("the row needs no API key")
+        for name in keys:
+            for other in keys:
+                monkeypatch.delenv(other, raising=False)
+            monkeypatch.setenv(name, KEY)
+            llm = create_interface(provider, model="m-1", base_url=server.base_url(provider))
+            assert isinstance(llm, spec(provider).interface_class())
+            assert llm.api_key == KEY and KEY not in repr(llm), name
 
     def test_missing_key_is_an_authentication_error(
         self, server: MockLLMServer, provider: str, monkeypatch: pytest.MonkeyPatch
@@ -796,7 +832,9 @@ class ProviderContract:
         module = spec(provider).cls.partition(":")[0]
         rows = registry.REGISTRY.values()
         # "mistralai.client" and "google-genai" stand for the packages mistralai, google.genai
-        sdks = sorted({r.sdk_module for r in rows} | {r.sdk_package.replace("-", ".") for r in rows})
+        sdks = sorted(
+            {r.sdk_module for r in rows} | {r.sdk_package.replace("-", ".") for r in rows}
+        )
         code = f"import sys, {module}; print([m for m in {sdks!r} if m in sys.modules])"
         out = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True

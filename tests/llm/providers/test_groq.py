@@ -8,7 +8,6 @@ from typing import Any, ClassVar
 import pytest
 
 from tests.llm.providers.openai_like import KEY, OpenAILikeContract, check_recorded, recorded_cases
-from zerda.llm.providers import create_interface
 from zerda.llm.providers.groq import GroqInterface
 from zerda.testing import MockLLMServer
 
@@ -23,18 +22,6 @@ class TestGroq(OpenAILikeContract):
     @pytest.mark.parametrize("fixture", recorded_cases("groq"))
     def test_recorded(self, server: MockLLMServer, llm: Any, fixture: dict[str, Any]) -> None:
         check_recorded(llm, server, fixture, "groq")
-
-    def test_stream_usage_without_stream_options(self, server: MockLLMServer) -> None:
-        server.enqueue(self.provider, text="Hi", usage={"input_tokens": 3, "output_tokens": 1})
-        done = list(self.make(server).stream("hi"))[-1]["result"]
-        assert done["usage"] == {"input_tokens": 3, "output_tokens": 1}
-
-
-def test_api_key_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GROQ_API_KEY", KEY)
-    llm = create_interface("groq:llama-3.3-70b-versatile")
-    assert isinstance(llm, GroqInterface)
-    assert llm.api_key == KEY and KEY not in repr(llm)
 
 
 def test_client_built_once_with_options() -> None:
