@@ -48,6 +48,7 @@ CALL_NO_ARGS = {"id": ID_A, "name": "get_time", "arguments": {}}
 USAGE = {"input_tokens": 10, "output_tokens": 5}  # what MockLLMServer reports by default
 STATUSES = (400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 503)
 RETRY_AFTER = 0.01  # seconds; sent as Retry-After (and as each wire's own header)
+OVERLOADED = {"status": 503, "message": "overloaded"}  # an in-stream error event
 
 
 # --- expected results: the only place the result shape is written ------------------------
@@ -273,6 +274,7 @@ class Wire:
     error_codes: Mapping[int, str] = field(default_factory=dict)  # native code sent per status
     error_message: str = "{message}"  # how Zerda shows the server's message and code
     secret_option: str = "api_key"  # the constructor option holding the secret
+    sdk_errors: str = ""  # the module the SDK's exceptions come from (empty: the wire's name)
 
 
 _STREAM = {"stream": True}
@@ -280,7 +282,7 @@ WIRES: Mapping[str, Wire] = {
     # Without include_usage OpenAI streams carry no usage.
     "openai": Wire(_openai_call_ids, {"stream": True, "stream_options": {"include_usage": True}}),
     "groq": Wire(_openai_call_ids, _STREAM),
-    "mistral": Wire(_openai_call_ids, _STREAM),
+    "mistral": Wire(_openai_call_ids, _STREAM, sdk_errors="mistralai"),
     "ollama": Wire(_ollama_call_ids, _STREAM),
     "anthropic": Wire(_anthropic_call_ids, _STREAM),
     # Streams go to converse-stream / streamGenerateContent with the same body.
@@ -289,8 +291,14 @@ WIRES: Mapping[str, Wire] = {
         error_codes=_AWS_CODES,
         error_message="{code}: {message}",
         secret_option="aws_secret_access_key",
+        sdk_errors="botocore",
     ),
-    "gemini": Wire(_gemini_call_ids, error_codes=_GOOGLE_CODES, error_message="{code}: {message}"),
+    "gemini": Wire(
+        _gemini_call_ids,
+        error_codes=_GOOGLE_CODES,
+        error_message="{code}: {message}",
+        sdk_errors="google.genai",
+    ),
 }
 
 # Ids each rule (Traits.tool_id) sends; "optional" rules may send none.
@@ -606,8 +614,12 @@ class ProviderContract:
                     make().generate("hi", raise_errors=True)
                 else:
                     await make().generate_async("hi", raise_errors=True)
-            assert info.value.__cause__ is not None, call  # chained to the SDK's exception
+            cause = info.value.__cause__  # chained to the SDK's exception
+            sdk = wire(provider).sdk_errors or spec(provider).wire
+            assert type(cause).__module__.split(".")[: sdk.count(".") + 1] == sdk.split("."), call
             assert (info.value.status_code, info.value.provider) == (status, provider), call
+        server.enqueue_error(status, provider, message="nope", error_type=code)
+        assert error_of(llm.generate("hi", raise_errors=False))["type"] == cls.type
 
     # --- streams: partial output is kept, failures end in one error done ------------------
 
@@ -629,34 +641,56 @@ class ProviderContract:
             assert done["content"] == text, stream
             assert (error["type"], error["retryable"]) == ("connection", True), stream
 
-    def test_stream_error_event_keeps_partial_text(
+    async def test_stream_error_event_keeps_partial_text(
         self, server: MockLLMServer, make: Any, provider: str
     ) -> None:
-        overloaded = {"status": 503, "message": "overloaded"}
-        server.enqueue(provider, text="abcdefghij", fragments=5, stream_error=overloaded)
-        events = events_of(make().stream("hi"))
-        text = "".join(e["text"] for e in events if e["type"] == "text")
-        assert text and "abcdefghij".startswith(text)
-        done = events[-1]["result"]
-        error = error_of(done)
-        assert done["content"] == text
-        assert error["type"] == "server" and "overloaded" in error["message"]
-
-    async def test_stream_raise_errors_after_partial_text(
-        self, server: MockLLMServer, make: Any, provider: str
-    ) -> None:
-        llm = make(raise_errors=True)
+        """The provider's own in-stream error event ends the stream in an error done."""
+        llm = make()
         for stream in ("sync", "async"):
-            server.enqueue(provider, text="abcdefghij", fragments=10, cut_after=5)
+            server.enqueue(provider, text="abcdefghij", fragments=5, stream_error=OVERLOADED)
+            if stream == "sync":
+                events = events_of(llm.stream("hi"))
+            else:
+                events = await events_of_async(llm.stream_async("hi"))
+            text = "".join(e["text"] for e in events if e["type"] == "text")
+            assert text and "abcdefghij".startswith(text), stream
+            done = events[-1]["result"]
+            error = error_of(done)
+            assert done["content"] == text, stream
+            assert error["type"] == "server" and "overloaded" in error["message"], stream
+
+    @pytest.mark.parametrize(
+        ("failure", "raised"),
+        [
+            ({"cut_after": 5}, errors.ConnectionError),
+            ({"stream_error": OVERLOADED}, errors.ServerError),
+        ],
+        ids=["cut", "error-event"],
+    )
+    async def test_stream_raise_errors_after_partial_text(
+        self,
+        server: MockLLMServer,
+        make: Any,
+        provider: str,
+        failure: dict[str, Any],
+        raised: type[Exception],
+    ) -> None:
+        """With raise_errors the text that arrived is yielded, then the error is raised."""
+        for stream in ("sync", "async", "per-call-async"):
+            server.enqueue(provider, text="abcdefghij", fragments=10, **failure)
             seen: list[str] = []
-            with pytest.raises(errors.ConnectionError):
+            with pytest.raises(raised) as info:
                 if stream == "sync":
-                    for event in llm.stream("hi"):
+                    for event in make(raise_errors=True).stream("hi"):
+                        seen.append(event["text"])
+                elif stream == "async":
+                    async for event in make(raise_errors=True).stream_async("hi"):
                         seen.append(event["text"])
                 else:
-                    async for event in llm.stream_async("hi"):
+                    async for event in make().stream_async("hi", raise_errors=True):
                         seen.append(event["text"])
             assert seen and "abcdefghij".startswith("".join(seen)), stream
+            assert info.value.provider == provider  # type: ignore[attr-defined]
 
     # --- histories from every provider, continued on this one ------------------------------
 
