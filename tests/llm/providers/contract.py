@@ -45,6 +45,11 @@ TOOLS = [WEATHER, TIME]
 CALL_A = {"id": ID_A, "name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}
 CALL_B = {"id": ID_B, "name": "get_time", "arguments": {"city": "Tokyo", "format": "24h"}}
 CALL_NO_ARGS = {"id": ID_A, "name": "get_time", "arguments": {}}
+CALL_NESTED = {
+    "id": ID_B,
+    "name": "get_weather",
+    "arguments": {"city": "Paris", "days": [1, 2, 3], "units": {"temp": "C", "wind": None}},
+}
 USAGE = {"input_tokens": 10, "output_tokens": 5}  # what MockLLMServer reports by default
 STATUSES = (400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 503)
 RETRY_AFTER = 0.01  # seconds; sent as Retry-After (and as each wire's own header)
@@ -336,6 +341,7 @@ ROUND_TRIPS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         result(None, [CALL_A, CALL_B], "tool_use"),
     ),
     "no-argument-call": ({"tool_calls": [CALL_NO_ARGS]}, result(None, [CALL_NO_ARGS], "tool_use")),
+    "nested-arguments": ({"tool_calls": [CALL_NESTED]}, result(None, [CALL_NESTED], "tool_use")),
     "max_tokens": (
         {"text": "Once upon a", "stop_reason": "max_tokens"},
         result("Once upon a", stop="max_tokens"),
@@ -495,12 +501,26 @@ class ProviderContract:
     def test_http_error_before_a_stream(
         self, server: MockLLMServer, make: Any, provider: str, status: int
     ) -> None:
+        """Only a done event, the error generate gives; retried as generate retries."""
         code = wire(provider).error_codes.get(status)
-        server.enqueue_error(status, provider, message="nope", error_type=code)
-        events = events_of(make().stream("hi"))
-        assert [e["type"] for e in events] == ["done"]
-        server.enqueue_error(status, provider, message="nope", error_type=code)
-        assert events[0]["result"] == make().generate("hi")
+        results = []
+        for call in ("stream", "generate"):
+            server.reset()
+            for _ in range(2):
+                server.enqueue_error(
+                    status, provider, message="nope", error_type=code, retry_after=RETRY_AFTER
+                )
+            llm = make(max_retries=1)
+            if call == "stream":
+                events = events_of(llm.stream("hi"))
+                assert [e["type"] for e in events] == ["done"]
+                results.append(events[0]["result"])
+            else:
+                results.append(llm.generate("hi"))
+            retried = errors.is_retryable_status(status)
+            assert len(server.requests_for(provider)) == (2 if retried else 1), call
+        assert results[0] == results[1]
+        assert error_of(results[0])["status_code"] == status
 
     @pytest.mark.parametrize("status", [400, 429, 503])
     async def test_async_errors_and_retries_match_sync(
@@ -626,9 +646,11 @@ class ProviderContract:
     async def test_stream_cut_keeps_partial_text(
         self, server: MockLLMServer, make: Any, provider: str
     ) -> None:
-        llm = make()
+        llm = make(max_retries=1)  # never retried once text has reached the caller
         for stream in ("sync", "async"):
+            server.reset()
             server.enqueue(provider, text="abcdefghij", fragments=10, cut_after=5)
+            server.enqueue(provider, text="not reached")
             if stream == "sync":
                 events = events_of(llm.stream("hi"))
             else:
@@ -640,14 +662,18 @@ class ProviderContract:
             error = error_of(done)
             assert done["content"] == text, stream
             assert (error["type"], error["retryable"]) == ("connection", True), stream
+            assert len(server.requests_for(provider)) == 1, stream
 
     async def test_stream_error_event_keeps_partial_text(
         self, server: MockLLMServer, make: Any, provider: str
     ) -> None:
-        """The provider's own in-stream error event ends the stream in an error done."""
-        llm = make()
+        """The provider's own in-stream error event ends the stream in an error done (and is
+        not retried: text has reached the caller)."""
+        llm = make(max_retries=1)
         for stream in ("sync", "async"):
+            server.reset()
             server.enqueue(provider, text="abcdefghij", fragments=5, stream_error=OVERLOADED)
+            server.enqueue(provider, text="not reached")
             if stream == "sync":
                 events = events_of(llm.stream("hi"))
             else:
@@ -658,6 +684,7 @@ class ProviderContract:
             error = error_of(done)
             assert done["content"] == text, stream
             assert error["type"] == "server" and "overloaded" in error["message"], stream
+            assert len(server.requests_for(provider)) == 1, stream
 
     @pytest.mark.parametrize(
         ("failure", "raised"),
