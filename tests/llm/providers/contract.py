@@ -359,7 +359,10 @@ BAD_INPUTS: dict[str, tuple[dict[str, Any], str]] = {
         "tools[0]",
     ),
 }
-TOOL_NAMES = ("a" * 64, "a" * 65, "get.weather", "ns:get_weather", "_private", "1st", "a" * 129)
+TOOL_NAMES = (
+    *("a" * 64, "a" * 65, "a" * 128, "a" * 129),
+    *("get.weather", "ns:get_weather", "_ns.tool:v1-x", "_private", "1st", "has space"),
+)
 
 
 def events_of(stream: Any) -> list[dict[str, Any]]:
@@ -836,6 +839,8 @@ class ProviderContract:
         assert KEY not in repr(llm) and KEY not in str(llm)
         assert KEY not in json.dumps(got)
         assert got["error"]["message"].endswith("Incorrect API key provided: ***")
+        # Sent in a header the mock redacts, never in the URL.
+        assert KEY not in repr(server.requests)
         server.enqueue_error(401, provider, message=f"Incorrect API key provided: {KEY}")
         with pytest.raises(errors.ZerdaError) as info:
             llm.generate("hi", raise_errors=True)
@@ -855,6 +860,10 @@ class ProviderContract:
             llm = create_interface(provider, model="m-1", base_url=server.base_url(provider))
             assert isinstance(llm, spec(provider).interface_class())
             assert llm.api_key == KEY and KEY not in repr(llm), name
+        for i, name in enumerate(keys):
+            monkeypatch.setenv(name, f"key-{i}")
+        llm = create_interface(provider, model="m-1", base_url=server.base_url(provider))
+        assert llm.api_key == "key-0"  # the row's order decides
 
     def test_missing_key_is_an_authentication_error(
         self, server: MockLLMServer, provider: str, monkeypatch: pytest.MonkeyPatch
