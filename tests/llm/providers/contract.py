@@ -50,13 +50,20 @@ CALL_NESTED = {
     "name": "get_weather",
     "arguments": {"city": "Paris", "days": [1, 2, 3], "units": {"temp": "C", "wind": None}},
 }
-USAGE = {"input_tokens": 10, "output_tokens": 5}  # what MockLLMServer reports by default
 STATUSES = (400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 503)
 RETRY_AFTER = 0.01  # seconds; sent as Retry-After (and as each wire's own header)
 OVERLOADED = {"status": 503, "message": "overloaded"}  # an in-stream error event
 
 
 # --- expected results: the only place the result shape is written ------------------------
+
+
+def usage(input_tokens: int, output_tokens: int) -> dict[str, Any]:
+    """A result's usage for a script's token counts."""
+    return {"input_tokens": input_tokens, "output_tokens": output_tokens}
+
+
+USAGE = usage(10, 5)  # what MockLLMServer reports by default
 
 
 def result(
@@ -329,7 +336,7 @@ def wire(provider: str) -> Wire:
 ROUND_TRIPS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "text": (
         {"text": "Hello there, friend.", "usage": {"input_tokens": 7, "output_tokens": 2}},
-        result("Hello there, friend.", usage={"input_tokens": 7, "output_tokens": 2}),
+        result("Hello there, friend.", usage=usage(7, 2)),
     ),
     "one-call": ({"tool_calls": [CALL_A]}, result(None, [CALL_A], "tool_use")),
     "text+call": (
@@ -456,6 +463,8 @@ class ProviderContract:
         server.enqueue(provider, fragments=3, **script)
         events = events_of(llm.stream("hi", tools=TOOLS))
         check_stream(events, expected)
+        pieces = [e for e in events if e["type"] == "text"]
+        assert len(pieces) == (3 if expected["content"] else 0)  # streamed as it arrives
         server.enqueue(provider, fragments=3, **script)
         assert await events_of_async(llm.stream_async("hi", tools=TOOLS)) == events
         bodies = [r.body for r in server.requests_for(provider)]
