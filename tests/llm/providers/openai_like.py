@@ -319,12 +319,6 @@ class OpenAILikeContract(RequestBodies):
             {"id": ID_B, "name": "get_time", "arguments": {}},
         ]
 
-    # --- construction ---
-
-    def test_unknown_client_option_fails_at_construction(self, server: MockLLMServer) -> None:
-        with pytest.raises(TypeError, match="bogus_option"):
-            self.make(server, bogus_option=1)
-
     # --- streaming ---
 
     def stream(self, llm: Any, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:

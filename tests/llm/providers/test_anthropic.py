@@ -771,11 +771,6 @@ async def test_generate_async_parity(
     assert body(mock) == sync_body
 
 
-def test_unknown_option_fails_at_construction() -> None:
-    with pytest.raises(TypeError, match="regoin"):
-        AnthropicInterface(MODEL, api_key="k", regoin="us")
-
-
 def test_client_options_reach_the_sdk_client(mock: MockLLMServer) -> None:
     llm = AnthropicInterface(
         MODEL,
