@@ -402,6 +402,12 @@ def check_stream(events: list[dict[str, Any]], expected: dict[str, Any]) -> None
     texts = [e["text"] for e in events if e["type"] == "text"]
     assert "".join(texts) == (expected["content"] or "")
     assert [e["tool_call"] for e in events if e["type"] == "tool_call"] == expected["tool_calls"]
+    # tool_call_delta events: each call's argument text, in pieces, before its tool_call.
+    for index, call in enumerate(expected["tool_calls"]):
+        announced = next(i for i, e in enumerate(events) if e.get("tool_call") == call)
+        deltas = [e for e in events if e["type"] == "tool_call_delta" and e["index"] == index]
+        assert all(events.index(d) < announced for d in deltas), index
+        assert json.loads("".join(d["arguments"] for d in deltas) or "{}") == call["arguments"]
 
 
 class ProviderContract:
