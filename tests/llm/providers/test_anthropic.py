@@ -812,7 +812,7 @@ def test_transport_faults(
 def test_malformed_body_says_so(llm: AnthropicInterface, mock: MockLLMServer) -> None:
     mock.enqueue("anthropic", text="x", invalid_json_body=True)
     assert llm.generate("Hi")["error"]["message"].startswith(
-        "anthropic sent a response that is not valid JSON"
+        "anthropic sent a malformed response: not valid JSON"
     )
 
 
