@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
@@ -81,17 +82,18 @@ def _add_usage(
 
 
 def _to_content(output: Any) -> Any:
-    """A tool's return value as tool message content: text as it is, anything else as the
-    JSON-ready value pydantic makes of it (Enum members, datetimes, dataclasses, models,
+    """A tool's return value as tool message content (text, a dict or a list): text as it
+    is, anything else as the JSON-ready value pydantic makes of it (Enum members, datetimes, dataclasses, models,
     sets and tuples, nested anywhere; NaN as null, as pydantic's JSON mode does); what
     pydantic cannot serialise becomes its ``str()``."""
     if isinstance(output, str):
         return output
-    if output is None:
-        return "null"  # a tool message needs content
     from pydantic_core import to_jsonable_python
 
-    return to_jsonable_python(output, serialize_unknown=True, inf_nan_mode="null")
+    value = to_jsonable_python(output, serialize_unknown=True, inf_nan_mode="null")
+    if isinstance(value, (str, dict, list)):
+        return value
+    return json.dumps(value)  # a number, a bool or None: tool content is text, dict or list
 
 
 def _refusal(call: dict[str, Any], registry: Registry) -> str | None:
