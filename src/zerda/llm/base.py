@@ -737,6 +737,10 @@ class BaseLLMInterface(abc.ABC):
                 self.provider, f"the message content is not text: {excerpt(content)}"
             )
         for j, call in enumerate(calls):
+            if call.id is not None and not isinstance(call.id, str):
+                raise malformed_response(
+                    self.provider, f"tool_calls[{j}] has an id that is not text: {call.id!r}"
+                )
             if not isinstance(call.name, str) or not call.name:
                 raise malformed_response(
                     self.provider,
