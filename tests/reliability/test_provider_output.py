@@ -285,7 +285,7 @@ def _error_body(provider: str, message: Any) -> bytes:
     if provider == "anthropic":
         body = {"type": "error", "error": {"type": "api_error", "message": message}}
     elif provider == "gemini":
-        body = {"error": {"code": 500, "message": message, "status": "INTERNAL"}}
+        body = {"error": {"code": 400, "message": message}}  # no "status" to prefix it
     elif provider == "bedrock":
         body = {"message": message}
     elif provider == "ollama":
