@@ -30,7 +30,8 @@ _STREAM_PATHS = {
 def _rendered_stream(provider: str, script: Script) -> tuple[dict[str, str], list[bytes], int]:
     """The mock's own stream for ``script``: headers, chunks and how many close it."""
     path = _STREAM_PATHS.get(provider, "/v1/chat/completions")
-    req = RecordedRequest(provider, "POST", path, {}, {}, {"stream": True, "model": "m"})
+    query = {"alt": "sse"} if provider == "gemini" else {}  # as google-genai asks
+    req = RecordedRequest(provider, "POST", path, query, {}, {"stream": True, "model": "m"})
     reply = load_renderer(provider).render(script, req)
     assert reply.chunks is not None
     return reply.headers, reply.chunks, reply.closing_chunks
