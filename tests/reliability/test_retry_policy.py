@@ -169,3 +169,17 @@ def _sdk_client(server: MockLLMServer, provider: str) -> Any:
     sdk = importlib.import_module(provider)
     cls = {"openai": "OpenAI", "groq": "Groq", "anthropic": "Anthropic"}[provider]
     return getattr(sdk, cls)(**server.sdk_client_kwargs(provider))
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_per_call_timeout_bounds_the_waits_too(
+    server: MockLLMServer, llms: Interfaces, waits: list[float], provider: str
+) -> None:
+    llm = llms.get(provider, max_retries=2, timeout=None)
+    server.enqueue_error(429, provider, message="slow down", retry_after=3)
+    server.enqueue(provider, text="too late")
+
+    error = llm.generate("hi", timeout=2.0)["error"]
+
+    assert error["type"] == "rate_limit"
+    assert waits == [] and attempts(server, provider) == 1
