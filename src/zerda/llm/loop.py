@@ -21,7 +21,6 @@ from typing import Any, Protocol
 
 from zerda.llm import _telemetry
 from zerda.llm._request import normalize_tools
-from zerda.llm.base import _running_loop
 from zerda.llm.errors import ZerdaError
 from zerda.llm.executable import ExecutableTool, ToolOutput
 from zerda.llm.messages import tool_result
@@ -149,7 +148,9 @@ def _run_to_end(awaitable: Awaitable[Any]) -> Any:
     """An async tool's result in the sync loop. Inside a running event loop (a notebook,
     an async framework) ``asyncio.run`` is refused, so the tool runs on a worker thread's
     own loop while this thread waits."""
-    if _running_loop() is None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop running in this thread: the usual case
         return asyncio.run(_await(awaitable))
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="zerda-tool") as pool:
         return pool.submit(asyncio.run, _await(awaitable)).result()
