@@ -109,6 +109,7 @@ class Echo(BaseLLMInterface):
 
     def _feed(self, acc: Any, chunk: Any) -> list[dict[str, Any]]:
         if isinstance(chunk, ToolCall):
+            acc.finished = True  # the last chunk: the stream is complete
             return acc.whole_call(chunk.id, chunk.name, chunk.arguments)
         return acc.text(chunk)
 

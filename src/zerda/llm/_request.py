@@ -22,6 +22,7 @@ from zerda.llm.messages import (
     resolve_tool_ids,
     split_system,
     system_parts,
+    text_problem,
     validate_messages,
 )
 from zerda.llm.parts import check_media, drop_cache_points, move_tool_media
@@ -32,6 +33,11 @@ if TYPE_CHECKING:
     from zerda.llm.registry import Media, ProviderSpec
 
 TOOL_CHOICES = ("auto", "none", "required")
+
+# How deep a tool schema may nest (dicts and lists), on every provider. Deeper schemas are
+# refused before sending: the SDKs and Zerda's own adapters (Gemini's) walk schemas
+# recursively, and fail from ~250 levels in different ways; no real tool needs 100.
+MAX_SCHEMA_DEPTH = 100
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,38 @@ class Request:
 # --- tools -----------------------------------------------------------------------------
 
 
+def schema_depth(schema: Any) -> int:
+    """How deep dicts and lists nest in ``schema``, counted without recursion (a schema
+    nested past Python's recursion limit is measured too)."""
+    deepest = 0
+    stack = [(schema, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _check_schema(index: int, name: str, schema: dict[str, Any]) -> None:
+    depth = schema_depth(schema)
+    if depth > MAX_SCHEMA_DEPTH:
+        raise InvalidRequestError(
+            f"tools[{index}] ({name!r}): the schema nests {depth} levels deep (dicts and "
+            f"lists); Zerda sends at most {MAX_SCHEMA_DEPTH} on every provider"
+        )
+    problem = json_problem(schema)
+    if problem:
+        raise InvalidRequestError(
+            f"tools[{index}] ({name!r}): the schema cannot be sent as JSON: {problem}"
+        )
+
+
 def _unwrap_tool(index: int, tool: Any) -> dict[str, Any]:
     """A unified tool dict from a unified or an OpenAI-style ({"type": "function"}) dict."""
     if not isinstance(tool, dict):
@@ -76,12 +114,11 @@ def _unwrap_tool(index: int, tool: Any) -> dict[str, Any]:
         raise InvalidRequestError(f"tools[{index}]: 'name' must be a string")
     if not isinstance(t["schema"], dict):
         raise InvalidRequestError(f"tools[{index}] ({t['name']!r}): the schema must be a dict")
-    problem = json_problem(t["schema"])
-    if problem:
-        raise InvalidRequestError(
-            f"tools[{index}] ({t['name']!r}): the schema cannot be sent as JSON: {problem}"
-        )
+    _check_schema(index, t["name"], t["schema"])
     description = t["description"] if isinstance(t["description"], str) else ""
+    problem = text_problem(description)
+    if problem:
+        raise InvalidRequestError(f"tools[{index}] ({t['name']!r}): the description {problem}")
     unified: dict[str, Any] = {
         "name": t["name"],
         "description": description or "",
@@ -241,6 +278,63 @@ def split_timeout(kwargs: dict[str, Any]) -> tuple[dict[str, Any], float | None]
     return rest, rest.pop("timeout")
 
 
+def _check_number(name: str, value: Any) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidRequestError(f"{name} must be a number, not {value!r}")
+    if not math.isfinite(value):
+        raise InvalidRequestError(f"{name} must be a finite number, not {value!r}")
+
+
+def _check_max_tokens(value: Any) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidRequestError(f"max_tokens must be a positive integer, not {value!r}")
+
+
+def _check_stop(stop: Any) -> list[str] | None:
+    """``stop`` as a list of strings (a string is one stop sequence), or None."""
+    if stop is None:
+        return None
+    items = [stop] if isinstance(stop, str) else stop
+    if isinstance(items, (bytes, dict)) or not isinstance(items, Sequence):
+        raise InvalidRequestError(f"stop must be a string or a list of strings, not {stop!r}")
+    for j, item in enumerate(items):
+        if not isinstance(item, str):
+            raise InvalidRequestError(f"stop[{j}] must be a string, not {item!r}")
+        if text_problem(item):
+            raise InvalidRequestError(f"stop[{j}] {text_problem(item)}")
+    return list(items) or None
+
+
+def _check_options(
+    native: dict[str, Any],
+    system: Any,
+    max_tokens: Any,
+    temperature: Any,
+    top_p: Any,
+    parallel_tool_calls: Any,
+) -> None:
+    """Values no provider takes, refused the same way everywhere (each SDK would send,
+    mangle or reject them differently)."""
+    if "stream" in native:
+        raise InvalidRequestError(
+            "stream= is not an option of generate() or run(), which return one result: "
+            "call llm.stream(...) (or llm.stream_async(...)) for a streamed answer"
+        )
+    if isinstance(system, str) and text_problem(system):  # parts: checked by check_system
+        raise InvalidRequestError(f"system {text_problem(system)}")
+    _check_number("temperature", temperature)
+    _check_number("top_p", top_p)
+    _check_max_tokens(max_tokens)
+    if parallel_tool_calls is not None and not isinstance(parallel_tool_calls, bool):
+        raise InvalidRequestError(
+            f"parallel_tool_calls must be True, False or None, not {parallel_tool_calls!r}"
+        )
+
+
 # --- the whole request -----------------------------------------------------------------
 
 IdRule = Callable[[str | None, int, int], str | None]
@@ -311,6 +405,8 @@ def prepare(
     model's tool results carry (default: the row's)."""
     traits = spec.traits
     results_media = tool_results if tool_results is not None else traits.tool_results
+    _check_options(native, system, max_tokens, temperature, top_p, parallel_tool_calls)
+    stop = _check_stop(stop)
     system = check_system(system)
     unified_tools = normalize_tools(tools)
     if output is not None and output.mode == "tool":
@@ -325,8 +421,6 @@ def prepare(
     system_text, rest = split_system(resolved, system)
     rest = map_parts(rest, spec, results_media, cache)
     cached = cache and traits.cache_points
-    if isinstance(stop, str):
-        stop = [stop]
     choice = normalize_tool_choice(tool_choice, unified_tools)
     check_tool_choice(choice, parallel_tool_calls, spec)
     return Request(

@@ -17,8 +17,10 @@ key out of sight happen here, once.
 from __future__ import annotations
 
 import abc
+import contextvars
 import importlib
 import inspect
+import json
 import logging
 import os
 import re
@@ -42,6 +44,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from zerda.llm import _structured, _telemetry, registry
 from zerda.llm._ids import ID_RULES
 from zerda.llm._request import (
+    MAX_SCHEMA_DEPTH,
     TOOL_CHOICES,
     Request,
     check_tool_choice,
@@ -63,11 +66,16 @@ from zerda.llm.errors import (
     UnknownError,
     ZerdaError,
     error_result,
+    excerpt,
+    malformed_response,
+    retry_delay,
+    stream_ended_early,
 )
 from zerda.llm.tools import ToolCall, tool_calls_to_dicts
 
 # Kept importable from here for callers of the first round.
 __all__ = [
+    "MAX_SCHEMA_DEPTH",
     "TOOL_CHOICES",
     "BaseLLMInterface",
     "Request",
@@ -81,6 +89,24 @@ __all__ = [
 logger = logging.getLogger("zerda")
 T = TypeVar("T")
 Self = TypeVar("Self", bound="BaseLLMInterface")
+
+
+# Waits between retries; tests replace it to record the waits instead of sleeping.
+def _sleep(seconds: float) -> None:
+    time.sleep(seconds)  # looked up per call, so a test may patch either name
+
+
+# The caller's timeout for the call being made in this context (thread or task): the waits
+# between its retries never add up past it. Set for each call by _native_request.
+_RETRY_BUDGET: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "zerda_retry_budget", default=None
+)
+
+
+async def _sleep_async(seconds: float) -> None:
+    import asyncio  # already loaded: this runs on an event loop
+
+    await asyncio.sleep(seconds)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -198,6 +224,16 @@ def _check_arguments(
         raise TypeError(f"{owner}: raise_errors must be True or False, not {raise_errors!r}")
 
 
+def tool_output_text(output: Any) -> str:
+    """A tool's output as the text a provider's tool result carries: a string as it is,
+    anything else (dict, list, number...) as JSON. The one rule for every provider whose
+    tool results are text (OpenAI, Groq, Mistral, Ollama, Anthropic; Bedrock's non-object
+    outputs); the history check has already refused what JSON cannot carry."""
+    if isinstance(output, str):
+        return output
+    return json.dumps(output, ensure_ascii=False)
+
+
 # --- async clients and their event loop --------------------------------------------------
 
 
@@ -262,6 +298,9 @@ class BaseLLMInterface(abc.ABC):
     # outside the registry (a third-party provider, a test double) sets ``spec`` itself.
     provider: str = ""
     spec: registry.ProviderSpec
+    # The event that ends a complete stream (a fact of the class's wire protocol, the same
+    # for every row it serves), named in the error when a stream ends without it.
+    stream_final_event: str = "its final event"
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # Python's own message for this ("Can't instantiate abstract class X with abstract
@@ -446,7 +485,8 @@ class BaseLLMInterface(abc.ABC):
         """Constructor arguments in the shape the Stainless SDKs (openai, groq, anthropic)
         take: Zerda's options, then any other option given to the interface
         (``default_headers``, ``http_client``...). Other SDKs override this."""
-        kwargs: dict[str, Any] = {"api_key": self.api_key, "max_retries": self.max_retries}
+        # max_retries=0: Zerda retries every provider itself, with one policy (_retrying).
+        kwargs: dict[str, Any] = {"api_key": self.api_key, "max_retries": 0}
         if self.base_url is not None:
             kwargs["base_url"] = self.base_url
         if self.timeout is not None:
@@ -593,38 +633,56 @@ class BaseLLMInterface(abc.ABC):
     def _map_response(self, raw: Any) -> dict[str, Any]:
         """The SDK's response as Zerda's result (through ``_make_result``)."""
 
-    def _retry_delay(self, exc: BaseException, attempt: int) -> float | None:
-        """Seconds to wait before Zerda's own retry number ``attempt`` (from 0) after
-        ``exc``; None: do not retry. Only providers that retry in Zerda (see _retry.py)
-        override it; the others configure their SDK's retry."""
+    def _retry_after(self, exc: BaseException) -> float | None:
+        """Seconds the server asked to wait (``Retry-After``), from the SDK's exception: its
+        HTTP response's headers, or headers it carries itself. Providers whose SDK keeps
+        them elsewhere override this."""
+        from zerda.llm._retry import retry_after_from_headers
+
+        for holder in (getattr(exc, "response", None), exc):
+            after = retry_after_from_headers(getattr(holder, "headers", None))
+            if after is not None:
+                return after
         return None
 
+    def _retry_delay(self, exc: BaseException, attempt: int, waited: float) -> float | None:
+        """Seconds to wait before retry ``attempt`` (from 0) after ``exc``, having waited
+        ``waited`` already; None: do not retry. :func:`zerda.llm.errors.retry_delay`
+        decides, on the error ``exc`` maps to, for every provider."""
+        if attempt >= self.max_retries:
+            return None
+        error = self._to_error(exc)
+        budget = _RETRY_BUDGET.get(self.timeout)
+        return retry_delay(error, attempt, self._retry_after(exc), waited=waited, budget=budget)
+
     def _retrying(self, send: Callable[[], T]) -> T:
-        """``send()``, retried per ``_retry_delay`` up to ``max_retries`` times."""
-        attempt = 0
+        """``send()``, retried per ``_retry_delay`` up to ``max_retries`` times. Every
+        provider's calls go through here (the SDKs' own retries are off), so one policy
+        holds everywhere."""
+        attempt, waited = 0, 0.0
         while True:
             try:
                 return send()
             except Exception as exc:
-                delay = self._retry_delay(exc, attempt) if attempt < self.max_retries else None
+                delay = self._retry_delay(exc, attempt, waited)
                 if delay is None:
                     raise
-            time.sleep(delay)
+            _sleep(delay)
+            waited += delay
             attempt += 1
 
     async def _retrying_async(self, send: Callable[[], Awaitable[T]]) -> T:
         """As :meth:`_retrying`; only the wait is awaited."""
-        attempt = 0
+        attempt, waited = 0, 0.0
         while True:
             try:
                 return await send()
             except Exception as exc:
-                delay = self._retry_delay(exc, attempt) if attempt < self.max_retries else None
+                delay = self._retry_delay(exc, attempt, waited)
                 if delay is None:
                     raise
-            import asyncio  # already loaded: this runs on an event loop
-
-            await asyncio.sleep(delay)
+            await _sleep_async(delay)
+            waited += delay
             attempt += 1
 
     def _map_error(self, exc: BaseException) -> ZerdaError | None:
@@ -718,7 +776,25 @@ class BaseLLMInterface(abc.ABC):
         usage: dict[str, Any] | None,
         provider_data: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The result shape of DESIGN.md §3, the same from generate and from stream."""
+        """The result shape of DESIGN.md §3, the same from generate and from stream. A
+        response whose text is not a string or whose tool call has no name is malformed:
+        reported as such, the raw part in the message, rather than returned as a success
+        that the next call's history check would refuse."""
+        if content is not None and not isinstance(content, str):
+            raise malformed_response(
+                self.provider, f"the message content is not text: {excerpt(content)}"
+            )
+        for j, call in enumerate(calls):
+            if call.id is not None and not isinstance(call.id, str):
+                raise malformed_response(
+                    self.provider, f"tool_calls[{j}] has an id that is not text: {call.id!r}"
+                )
+            if not isinstance(call.name, str) or not call.name:
+                raise malformed_response(
+                    self.provider,
+                    f"tool_calls[{j}] has no name (id={call.id!r}, "
+                    f"arguments={excerpt(call.arguments)})",
+                )
         tool_calls = tool_calls_to_dicts(calls)
         # Providers say "stop" with calls present (forced tool_choice, Gemini, Ollama).
         stop_reason = "tool_use" if tool_calls else self._map_stop_reason(native_stop)
@@ -743,8 +819,12 @@ class BaseLLMInterface(abc.ABC):
         if isinstance(exc, ZerdaError):
             err = exc
         else:
+            try:
+                mapped = self._map_error(exc)
+            except Exception:  # noqa: BLE001 - a body no mapping foresaw must not escape
+                mapped = None
             err = (
-                self._map_error(exc)
+                mapped
                 or _refused_argument(exc)
                 or UnknownError(f"{type(exc).__name__}: {exc}", provider=self.provider)
             )
@@ -762,8 +842,11 @@ class BaseLLMInterface(abc.ABC):
         self, exc: BaseException, raise_errors: bool | None, content: str | None = None
     ) -> dict[str, Any]:
         err = self._to_error(exc)
-        logger.debug("%s call failed: %s", self.provider, err.message)
+        # WARNING: a failed call must not pass unnoticed (print(result["content"]) shows
+        # only None); the message is already scrubbed of secrets.
+        logger.warning("%s call failed: %s: %s", self.provider, err.type, err.message)
         if self.raise_errors if raise_errors is None else raise_errors:
+            self._scrub_chain(exc)
             if err is exc:
                 raise err
             raise err from exc
@@ -779,6 +862,20 @@ class BaseLLMInterface(abc.ABC):
             _telemetry.end_chat(span, None, err)
             raise
 
+    def _scrub_chain(self, exc: BaseException) -> None:
+        """Removes secrets from the text of every exception ``exc`` chains to (its
+        __cause__ and __context__, theirs...): a provider may echo the key in an error, and
+        ``logger.exception`` prints the whole chain."""
+        seen: set[int] = set()
+        todo: list[BaseException | None] = [exc]
+        while todo:
+            current = todo.pop()
+            if current is None or id(current) in seen:
+                continue
+            seen.add(id(current))
+            _scrub_exception(current, self._redact)
+            todo += [current.__cause__, current.__context__]
+
     def _native_request(self, messages: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         return self._checked_request(messages, kwargs)[1]
 
@@ -788,6 +885,8 @@ class BaseLLMInterface(abc.ABC):
         """The checked request and the SDK call's keyword arguments built from it."""
         try:
             req = self._prepare(messages, **kwargs)
+            # The retry budget of this call: its own timeout, else the interface's.
+            _RETRY_BUDGET.set(req.timeout if req.timeout is not None else self.timeout)
             return req, self._build_request(req)
         except ValueError as exc:  # a converter refused the input: the caller's mistake
             if isinstance(exc, ZerdaError):
@@ -809,6 +908,12 @@ class BaseLLMInterface(abc.ABC):
                 result["parse_error"], provider=self.provider, result=result
             )
         return result
+
+    def _check_finished(self, acc: StreamAccumulator) -> None:
+        """The truncation rule, for every provider: a stream that ended (cleanly) before
+        its final event is an error, its text kept (docs/errors.md, Streams)."""
+        if not acc.finished:
+            raise stream_ended_early(self.provider, self.stream_final_event)
 
     # --- public API ---------------------------------------------------------------------
 
@@ -847,7 +952,7 @@ class BaseLLMInterface(abc.ABC):
     ) -> Iterator[dict[str, Any]]:
         """Yields text and tool_call events, then always a done event (DESIGN.md §7)."""
         self._check_open()
-        acc = StreamAccumulator()
+        acc = StreamAccumulator(self.provider)
         span = _telemetry.start_chat(self, messages, kwargs)
         req = None
         try:
@@ -856,6 +961,7 @@ class BaseLLMInterface(abc.ABC):
             with self._open_stream(native) as chunks:
                 for chunk in chunks:
                     yield from self._feed(acc, chunk)
+            self._check_finished(acc)
             yield from acc.end_all_calls()
             result = acc.result(self._make_result)
         except GeneratorExit:  # the consumer stopped reading: not a failure
@@ -875,7 +981,7 @@ class BaseLLMInterface(abc.ABC):
         self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
     ) -> AsyncIterator[dict[str, Any]]:
         self._check_open()
-        acc = StreamAccumulator()
+        acc = StreamAccumulator(self.provider)
         span = _telemetry.start_chat(self, messages, kwargs)
         req = None
         try:
@@ -885,6 +991,7 @@ class BaseLLMInterface(abc.ABC):
                 async for chunk in chunks:
                     for event in self._feed(acc, chunk):
                         yield event
+            self._check_finished(acc)
             for event in acc.end_all_calls():
                 yield event
             result = acc.result(self._make_result)
@@ -935,3 +1042,26 @@ def _refused_argument(exc: BaseException) -> ZerdaError | None:
         f"the SDK call refuses the argument {match.group(1)!r} ({exc}); extra keyword "
         "arguments go to it unchanged, so only names it takes can be passed"
     )
+
+
+def without_sdk_retries(client: Any) -> Any:
+    """A ready Stainless SDK client (openai, groq, anthropic) with its own retries off:
+    Zerda retries every provider with one policy (``_retrying``). ``with_options`` returns a
+    copy that shares the client's HTTP connection pool."""
+    if client is None or getattr(client, "max_retries", 0) == 0:
+        return client
+    with_options = getattr(client, "with_options", None)
+    return with_options(max_retries=0) if callable(with_options) else client
+
+
+def _scrub_exception(exc: BaseException, redact: Callable[[str], str]) -> None:
+    """``exc``'s args and text attributes (``message``, ``body``, ``error``... which SDK
+    exceptions' str and repr show) with secrets replaced by ``***``."""
+    try:
+        exc.args = tuple(redact(a) if isinstance(a, str) else a for a in exc.args)
+        for name, value in list(getattr(exc, "__dict__", {}).items()):
+            if isinstance(value, str) and redact(value) != value:
+                # object.__setattr__: some SDK exceptions are frozen dataclasses (mistralai).
+                object.__setattr__(exc, name, redact(value))
+    except (AttributeError, TypeError):  # an exception type with read-only fields
+        pass

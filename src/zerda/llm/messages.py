@@ -36,14 +36,32 @@ def _fail(index: int, problem: str) -> InvalidRequestError:
 
 
 def json_problem(value: Any) -> str | None:
-    """Why ``value`` cannot be sent as JSON (NaN, infinities, sets, objects), or None.
+    """Why ``value`` cannot be sent as JSON (NaN, infinities, sets, objects, text with a
+    lone surrogate), or None.
 
     Providers differ on such values (some send ``NaN``, some fail inside the SDK), so Zerda
     refuses them before anything is sent."""
     try:
-        json.dumps(value, allow_nan=False)
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"a string holds the lone surrogate {exc.object[exc.start : exc.end]!r}, which is not valid Unicode text"
     except (TypeError, ValueError) as exc:
         return str(exc)
+    except RecursionError:
+        return "it is nested too deeply"
+    return None
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` cannot be sent (a lone surrogate: not valid Unicode, which every
+    provider's JSON refuses or mangles), as words following the field's name; or None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return (
+            f"holds the lone surrogate {text[exc.start]!r} at position {exc.start}, "
+            "which is not valid Unicode text"
+        )
     return None
 
 
@@ -52,6 +70,13 @@ def _check_tool_call(index: int, j: int, call: Any) -> dict[str, Any]:
     if not isinstance(call, dict):
         raise _fail(index, f"{where} must be a dict with 'id', 'name' and 'arguments'")
     name = call.get("name")
+    if (not isinstance(name, str) or not name) and isinstance(call.get("function"), dict):
+        raise _fail(
+            index,
+            f"{where} looks like an OpenAI tool call ({{'type': 'function', 'function': ...}}); "
+            "Zerda's assistant messages hold tool calls as {'id', 'name', 'arguments'} "
+            "(docs/getting-started.md, 'The history format'): append result['message'] as generate returned it",
+        )
     if not isinstance(name, str) or not name:
         raise _fail(index, f"{where} has no 'name' (a non-empty string is required)")
     call_id = call.get("id")
@@ -73,8 +98,14 @@ def _check_text(index: int, message: dict[str, Any], *, optional: bool) -> str |
     if content is None and optional:
         return None
     if not isinstance(content, str):
-        kind = "missing" if content is None else f"a {type(content).__name__}"
+        if "content" not in message:
+            kind = "missing"
+        else:
+            kind = "None" if content is None else f"a {type(content).__name__}"
         raise _fail(index, f"{message['role']} message 'content' must be a string, got {kind}")
+    problem = text_problem(content)
+    if problem:
+        raise _fail(index, f"'content' {problem}")
     return content
 
 
@@ -82,6 +113,12 @@ def _check_message(index: int, message: Any) -> dict[str, Any]:
     if not isinstance(message, dict):
         raise _fail(index, f"must be a dict with a 'role', not {type(message).__name__}")
     role = message.get("role")
+    if role is None and "stop_reason" in message and "message" in message:
+        raise _fail(
+            index,
+            "this is a whole result of generate(), not a message: append result['message'] "
+            "(and the tool results) to the history",
+        )
     if role not in ROLES:
         raise _fail(index, f"unknown role {role!r} (expected one of {', '.join(ROLES)})")
     if role in ("system", "user") and isinstance(message.get("content"), list):
@@ -124,7 +161,7 @@ def _check_tool(index: int, message: dict[str, Any]) -> dict[str, Any]:
     content = message["content"]
     if is_parts(content):
         content = check_parts(f"messages[{index}].content", content)
-    problem = None if isinstance(content, str) else json_problem(content)
+    problem = text_problem(content) if isinstance(content, str) else json_problem(content)
     if problem:
         raise _fail(index, f"tool message 'content' cannot be sent as JSON: {problem}")
     return {
@@ -140,7 +177,7 @@ def validate_messages(messages: str | Sequence[Any]) -> list[dict[str, Any]]:
     """Checked copies of ``messages`` (a string is one user turn); raises
     :class:`InvalidRequestError` naming the message index and field at the first problem."""
     if isinstance(messages, str):
-        return [{"role": "user", "content": messages}]
+        messages = [{"role": "user", "content": messages}]
     if not isinstance(messages, Sequence):
         raise InvalidRequestError(
             f"messages must be a string or a list of messages, not {type(messages).__name__}"

@@ -712,7 +712,7 @@ def test_529_overloaded_is_a_retried_server_error(mock: MockLLMServer) -> None:
 def test_malformed_body_says_so(llm: AnthropicInterface, mock: MockLLMServer) -> None:
     mock.enqueue("anthropic", text="x", invalid_json_body=True)
     assert llm.generate("Hi")["error"]["message"].startswith(
-        "anthropic sent a response that is not valid JSON"
+        "anthropic sent a malformed response: not valid JSON"
     )
 
 

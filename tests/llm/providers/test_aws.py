@@ -903,7 +903,7 @@ def test_broken_body_is_a_server_error_not_retried(server: MockLLMServer, kind: 
     error = llm.generate("q")["error"]
     assert error == {
         "type": "server",
-        "message": "Bedrock sent a response that could not be parsed: "
+        "message": "bedrock sent a malformed response: it could not be parsed: "
         "the response has no output or stopReason",
         "status_code": None,
         "provider": "bedrock",

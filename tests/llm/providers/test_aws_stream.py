@@ -206,7 +206,7 @@ def error_done(events: list[dict[str, Any]], kind: str, content: str | None) -> 
     assert result["error"]["provider"] == "bedrock"
 
 
-def test_cut_at_an_event_boundary_is_a_connection_error(
+def test_cut_at_an_event_boundary_is_a_server_error(
     server: MockLLMServer, llm: AWSInterface
 ) -> None:
     body = raw_stream(
@@ -216,7 +216,8 @@ def test_cut_at_an_event_boundary_is_a_connection_error(
     server.enqueue_raw(
         200, body, {"content-type": "application/vnd.amazon.eventstream"}, provider="bedrock"
     )
-    error_done(list(llm.stream("q")), "connection", "half")
+    # A clean end without messageStop: the truncation rule (docs/errors.md).
+    error_done(list(llm.stream("q")), "server", "half")
 
 
 @pytest.mark.parametrize(
@@ -284,14 +285,17 @@ async def test_an_async_stream_is_retried_before_its_first_event(
     assert attempts(server) == 3
 
 
-def test_an_empty_stream_is_retried(server: MockLLMServer, retrying: AWSInterface) -> None:
-    """A 200 with no event at all handed nothing to the caller: retrying is safe."""
+def test_an_empty_stream_is_a_server_error_not_retried(
+    server: MockLLMServer, retrying: AWSInterface
+) -> None:
+    """A 200 with no event at all is a broken response: not retried, as every broken 200
+    body is not (docs/errors.md)."""
     server.enqueue_raw(
         200, b"", {"content-type": "application/vnd.amazon.eventstream"}, provider="bedrock"
     )
     server.enqueue("bedrock", text="full")
-    assert done(list(retrying.stream("q")))["content"] == "full"
-    assert attempts(server) == 2
+    error_done(list(retrying.stream("q")), "server", None)
+    assert attempts(server) == 1
 
 
 # --- closing -----------------------------------------------------------------------------------

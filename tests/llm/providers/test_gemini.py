@@ -628,7 +628,7 @@ def test_malformed_body(mock: MockLLMServer) -> None:
     mock.enqueue_fault("malformed", "gemini")
     error = make(mock).generate("hi")["error"]
     assert (error["type"], error["retryable"]) == ("server", False)
-    assert error["message"].startswith("Gemini sent a malformed response")
+    assert error["message"].startswith("gemini sent a malformed response")
 
 
 def test_an_empty_body_is_a_server_error_not_an_empty_answer(mock: MockLLMServer) -> None:
@@ -637,7 +637,7 @@ def test_an_empty_body_is_a_server_error_not_an_empty_answer(mock: MockLLMServer
     error = make(mock).generate("hi")["error"]
     assert error == {
         "type": "server",
-        "message": "Gemini sent a malformed response: "
+        "message": "gemini sent a malformed response: "
         "the body is empty (no candidates, prompt feedback or usage)",
         "status_code": None,
         "provider": "gemini",

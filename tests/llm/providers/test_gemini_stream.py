@@ -125,7 +125,7 @@ async def test_a_stream_with_no_answer_at_all_is_a_server_error(
 ) -> None:
     expected = {
         "type": "server",
-        "message": "Gemini sent a malformed response: "
+        "message": "gemini sent a malformed response: "
         "the stream is empty (no candidates, prompt feedback or usage)",
         "status_code": None,
         "provider": "gemini",

@@ -685,9 +685,9 @@ def test_retry_after_headers_are_read_from_the_httpx_error_behind_the_sdk_one() 
 
 def test_retry_decision(server: MockLLMServer) -> None:
     llm = make(server, max_retries=2)
-    assert llm._retry_delay(_response_error({"retry-after": "0.1"}), 0) == 0.1
-    assert llm._retry_delay(ollama.ResponseError("bad", 400), 0) is None
-    assert llm._retry_delay(ollama.ResponseError("conflict", 409), 0) is not None
-    assert llm._retry_delay(ollama.ResponseError("timeout", 408), 0) is not None
-    assert llm._retry_delay(httpx.ReadTimeout("slow"), 0) is not None
-    assert llm._retry_delay(ValueError("no"), 0) is None
+    assert llm._retry_delay(_response_error({"retry-after": "0.1"}), 0, 0.0) == 0.1
+    assert llm._retry_delay(ollama.ResponseError("bad", 400), 0, 0.0) is None
+    assert llm._retry_delay(ollama.ResponseError("conflict", 409), 0, 0.0) is not None
+    assert llm._retry_delay(ollama.ResponseError("timeout", 408), 0, 0.0) is not None
+    assert llm._retry_delay(httpx.ReadTimeout("slow"), 0, 0.0) is not None
+    assert llm._retry_delay(ValueError("no"), 0, 0.0) is None

@@ -196,12 +196,13 @@ def test_error_line_mid_stream(server: MockLLMServer) -> None:
 def test_stream_closed_before_done_chunk(server: MockLLMServer) -> None:
     server.enqueue_raw(200, ndjson(chunk("partial ")), NDJSON, provider="ollama")
     result = done(collect(make(server), "hi"))
-    assert (result["content"], result["error"]["type"]) == ("partial ", "connection")
+    # A clean end without the done chunk: the truncation rule (docs/errors.md).
+    assert (result["content"], result["error"]["type"]) == ("partial ", "server")
 
 
 def test_empty_stream(server: MockLLMServer) -> None:
     server.enqueue_raw(200, b"", NDJSON, provider="ollama")
-    assert done(collect(make(server), "hi"))["error"]["type"] == "connection"
+    assert done(collect(make(server), "hi"))["error"]["type"] == "server"
 
 
 async def test_raise_errors_async(server: MockLLMServer) -> None:
@@ -274,7 +275,9 @@ def test_a_line_that_is_not_an_object_is_a_server_error(server: MockLLMServer) -
         "server",
         False,
     )
-    assert result["error"]["message"].startswith("Ollama sent a stream line that is not an object")
+    assert result["error"]["message"].startswith(
+        "ollama sent a malformed response: a stream line is not an object"
+    )
 
 
 def test_a_line_that_is_not_json_is_a_server_error(server: MockLLMServer) -> None:

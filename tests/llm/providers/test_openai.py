@@ -47,8 +47,10 @@ def test_client_built_once_with_options() -> None:
     )
     client = llm.client
     assert llm.client is client
-    assert (client.max_retries, client.timeout, str(client.base_url)) == (
+    # The SDK's own retries are off: Zerda retries (max_retries=4) with one policy.
+    assert (llm.max_retries, client.max_retries, client.timeout, str(client.base_url)) == (
         4,
+        0,
         3,
         "http://127.0.0.1:9/v1/",
     )
@@ -58,7 +60,8 @@ def test_client_built_once_with_options() -> None:
 def test_ready_clients_are_used() -> None:
     import openai
 
-    sync = openai.OpenAI(api_key="k", base_url="http://127.0.0.1:9/v1")
-    async_client = openai.AsyncOpenAI(api_key="k", base_url="http://127.0.0.1:9/v1")
+    # max_retries=0: a client with retries on would be copied with them off.
+    sync = openai.OpenAI(api_key="k", base_url="http://127.0.0.1:9/v1", max_retries=0)
+    async_client = openai.AsyncOpenAI(api_key="k", base_url="http://127.0.0.1:9/v1", max_retries=0)
     llm = OpenAIInterface("m", client=sync, async_client=async_client)
     assert llm.client is sync and llm.async_client is async_client

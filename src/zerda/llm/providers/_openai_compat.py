@@ -16,7 +16,13 @@ from typing import Any, ClassVar
 from zerda.llm._stream import StreamAccumulator
 from zerda.llm._strict_schema import to_strict_schema
 from zerda.llm._structured import OutputSpec
-from zerda.llm.base import BaseLLMInterface, Request, signature_options
+from zerda.llm.base import (
+    BaseLLMInterface,
+    Request,
+    signature_options,
+    tool_output_text,
+    without_sdk_retries,
+)
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
@@ -24,6 +30,8 @@ from zerda.llm.errors import (
     TimeoutError,
     ZerdaError,
     error_from_status,
+    excerpt,
+    malformed_response,
 )
 from zerda.llm.parts import is_parts, text_of
 from zerda.llm.tools import (
@@ -49,15 +57,8 @@ _STOP_REASONS = {
 # --- request ---------------------------------------------------------------------------
 
 
-def _json_text(value: Any) -> str:
-    """Tool output and call arguments as the JSON text these APIs take."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
 def _map_tool_call(call: dict[str, Any]) -> dict[str, Any]:
-    function = {"name": call["name"], "arguments": _json_text(call["arguments"])}
+    function = {"name": call["name"], "arguments": tool_output_text(call["arguments"])}
     return {"id": call["id"], "type": "function", "function": function}
 
 
@@ -106,7 +107,7 @@ def _map_message(message: dict[str, Any], map_part: MapPart = _map_part) -> dict
     if role == "tool":
         # No is_error field exists in this shape: the output text itself must say so.
         output = message["content"]
-        content = text_of(output) if is_parts(output) else _json_text(output)
+        content = text_of(output) if is_parts(output) else tool_output_text(output)
         return {"role": "tool", "tool_call_id": message["tool_call_id"], "content": content}
     if role == "assistant" and message["tool_calls"]:
         calls = [_map_tool_call(c) for c in message["tool_calls"]]
@@ -174,8 +175,10 @@ def _text_of(content: Any) -> str | None:
     thinking is not content)."""
     if isinstance(content, str):
         return content
-    if not isinstance(content, list):
+    if not content and not isinstance(content, (int, float)):  # None, Mistral's UNSET
         return None
+    if not isinstance(content, list):
+        raise malformed_response(None, f"the content is not text: {excerpt(content)}")
     texts = [_get(p, "text") for p in content if _get(p, "type") == "text"]
     return "".join(t for t in texts if isinstance(t, str))
 
@@ -285,13 +288,17 @@ class OpenAICompatInterface(BaseLLMInterface):
     async_client_class: ClassVar[str] = ""
     max_tokens_field: ClassVar[str] = "max_tokens"
     tool_choice_required: ClassVar[str] = "required"  # what tool_choice="required" sends
+    # A chunk with a finish_reason ends the answer; [DONE] itself never reaches Zerda (the
+    # SDKs consume it): https://platform.openai.com/docs/api-reference/chat-streaming
+    stream_final_event = "a chunk with a finish_reason"
 
     def __init__(
         self, model: str | None = None, *, async_client: Any = None, **kwargs: Any
     ) -> None:
         super().__init__(model, **kwargs)
+        self._client = without_sdk_retries(self._client)
         if async_client is not None:
-            self._async_client = async_client
+            self._async_client = without_sdk_retries(async_client)
 
     # --- clients ---
 
@@ -356,10 +363,11 @@ class OpenAICompatInterface(BaseLLMInterface):
     # --- calls ---
 
     def _call(self, kwargs: dict[str, Any]) -> Any:
-        return self.client.chat.completions.create(**kwargs)
+        return self._retrying(lambda: self.client.chat.completions.create(**kwargs))
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
-        return await self.async_client.chat.completions.create(**kwargs)
+        client = self.async_client
+        return await self._retrying_async(lambda: client.chat.completions.create(**kwargs))
 
     def _stream_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         return {**kwargs, "stream": True}
@@ -377,6 +385,10 @@ class OpenAICompatInterface(BaseLLMInterface):
     # --- response ---
 
     def _map_response(self, raw: Any) -> dict[str, Any]:
+        if not isinstance(_get(raw, "choices"), list):
+            # The Stainless SDKs build a completion from any JSON ({} included) without
+            # checking it, and hand an HTML page over as text.
+            raise malformed_response(self.provider, f"no 'choices' list in {excerpt(raw)}")
         choice = _first_choice(raw)
         message = _get(choice, "message")
         calls = _map_tool_calls(message) if message is not None else []
@@ -409,6 +421,7 @@ class OpenAICompatInterface(BaseLLMInterface):
         finish = _get(choice, "finish_reason")
         if finish:
             acc.native_stop = finish
+            acc.finished = True
             events += acc.end_all_calls()
         return events
 
@@ -425,15 +438,11 @@ class OpenAICompatInterface(BaseLLMInterface):
         if isinstance(exc, sdk.APIConnectionError):
             return ConnectionError(f"connection failed: {_cause(exc)}", provider=self.provider)
         if isinstance(exc, sdk.APIResponseValidationError):
-            return ServerError(
-                f"unexpected response: {exc.message}", provider=self.provider, retryable=False
-            )
+            return malformed_response(self.provider, exc.message)
         if isinstance(exc, sdk.APIError):
             return _stream_error(exc.body, exc.message, self.provider)
-        if isinstance(exc, json.JSONDecodeError):  # not retried: asking again gets the same
-            return ServerError(
-                f"response is not valid JSON: {exc}", provider=self.provider, retryable=False
-            )
+        if isinstance(exc, json.JSONDecodeError):
+            return malformed_response(self.provider, f"not valid JSON: {exc}")
         return _transport_error(exc, self.provider)
 
 
