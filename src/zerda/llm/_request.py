@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from zerda.llm import _names
 from zerda.llm.errors import InvalidRequestError
 from zerda.llm.executable import ExecutableTool
 from zerda.llm.messages import (
@@ -63,6 +64,9 @@ class Request:
     cache_tools: bool = False  # generate(cache=True): a cache point after the tools
     # response_format, checked; in tool mode its answer tool is already in ``tools``.
     output: OutputSpec | None = None
+    # Names the row refuses were sent mapped (``_names``): the name sent -> the original,
+    # for mapping the answer back. Empty when every name was sent as it is.
+    tool_names: dict[str, str] = field(default_factory=dict)
 
 
 # --- tools -----------------------------------------------------------------------------
@@ -398,24 +402,29 @@ def prepare(
     timeout: Any = None,
     cache: bool = False,
     output: OutputSpec | None = None,
+    repair: bool = False,
     **native: Any,
 ) -> Request:
     """Checks everything that can be checked before a request is sent, against ``spec``'s
     rules; ``tool_id`` is the id rule for history tool calls, ``tool_results`` what this
-    model's tool results carry (default: the row's)."""
+    model's tool results carry (default: the row's). ``repair``: answer orphaned tool calls
+    and drop results without a call instead of refusing the history
+    (:func:`zerda.llm.messages.resolve_tool_ids`). Tool names the row refuses are mapped
+    (:mod:`zerda.llm._names`), in the tools, the history and tool_choice alike."""
     traits = spec.traits
     results_media = tool_results if tool_results is not None else traits.tool_results
     _check_options(native, system, max_tokens, temperature, top_p, parallel_tool_calls)
     stop = _check_stop(stop)
     system = check_system(system)
+    if not isinstance(repair, bool):
+        raise InvalidRequestError(f"repair must be True or False, not {repair!r}")
     unified_tools = normalize_tools(tools)
     if output is not None and output.mode == "tool":
         unified_tools, tool_choice = with_answer_tool(
             output, unified_tools, tool_choice, "required" in traits.tool_choice
         )
-    check_tool_names(unified_tools, spec)
     checked = validate_messages(messages)
-    resolved = resolve_tool_ids(checked, tool_id)
+    resolved = resolve_tool_ids(checked, tool_id, repair=repair)
     # Indices as the caller gave them: checked before system messages are taken out.
     check_media(resolved, spec.name, traits.user, results_media)
     system_text, rest = split_system(resolved, system)
@@ -423,11 +432,17 @@ def prepare(
     cached = cache and traits.cache_points
     choice = normalize_tool_choice(tool_choice, unified_tools)
     check_tool_choice(choice, parallel_tool_calls, spec)
+    mapping = _names.name_map(
+        _names.names_in(unified_tools, rest),
+        spec.traits.tool_name,
+        spec.traits.tool_name_rule,
+        spec.name,
+    )
     return Request(
         system=system_text,
-        messages=rest,
-        tools=unified_tools,
-        tool_choice=choice,
+        messages=_names.rename_messages(rest, mapping),
+        tools=_names.rename_tools(unified_tools, mapping),
+        tool_choice=_names.rename_choice(choice, mapping),
         max_tokens=max_tokens,
         temperature=temperature,
         top_p=top_p,
@@ -440,4 +455,5 @@ def prepare(
         ),
         cache_tools=bool(cached and unified_tools),
         output=output,
+        tool_names={sent: original for original, sent in mapping.items()},
     )

@@ -41,7 +41,7 @@ from dataclasses import replace
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from zerda.llm import _structured, _telemetry, registry
+from zerda.llm import _names, _structured, _telemetry, registry
 from zerda.llm._ids import ID_RULES
 from zerda.llm._request import (
     MAX_SCHEMA_DEPTH,
@@ -927,7 +927,8 @@ class BaseLLMInterface(abc.ABC):
             req = None
             try:
                 req, native = self._checked_request(messages, kwargs)
-                result = self._map_response(self._call(native))
+                raw = self._call(native)
+                result = _names.restore_result(self._map_response(raw), req.tool_names)
             except Exception as exc:
                 result = self._fail(exc, raise_errors)
             _telemetry.record_result(span, result)
@@ -941,7 +942,8 @@ class BaseLLMInterface(abc.ABC):
             req = None
             try:
                 req, native = self._checked_request(messages, kwargs)
-                result = self._map_response(await self._call_async(native))
+                raw = await self._call_async(native)
+                result = _names.restore_result(self._map_response(raw), req.tool_names)
             except Exception as exc:
                 result = self._fail(exc, raise_errors)
             _telemetry.record_result(span, result)
@@ -960,10 +962,12 @@ class BaseLLMInterface(abc.ABC):
             acc.expect_output(req.output)
             with self._open_stream(native) as chunks:
                 for chunk in chunks:
-                    yield from self._feed(acc, chunk)
+                    for event in self._feed(acc, chunk):
+                        yield _names.restore_event(event, req.tool_names)
             self._check_finished(acc)
-            yield from acc.end_all_calls()
-            result = acc.result(self._make_result)
+            for event in acc.end_all_calls():
+                yield _names.restore_event(event, req.tool_names)
+            result = _names.restore_result(acc.result(self._make_result), req.tool_names)
         except GeneratorExit:  # the consumer stopped reading: not a failure
             _telemetry.end_chat(span, None, None)
             raise
@@ -990,11 +994,11 @@ class BaseLLMInterface(abc.ABC):
             async with self._open_stream_async(native) as chunks:
                 async for chunk in chunks:
                     for event in self._feed(acc, chunk):
-                        yield event
+                        yield _names.restore_event(event, req.tool_names)
             self._check_finished(acc)
             for event in acc.end_all_calls():
-                yield event
-            result = acc.result(self._make_result)
+                yield _names.restore_event(event, req.tool_names)
+            result = _names.restore_result(acc.result(self._make_result), req.tool_names)
         except GeneratorExit:  # the consumer stopped reading: not a failure
             _telemetry.end_chat(span, None, None)
             raise

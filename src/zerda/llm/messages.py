@@ -7,6 +7,7 @@ Every function returns new objects; the caller's messages are never mutated.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -15,6 +16,8 @@ from zerda.llm.parts import check_parts, is_parts, text_of
 from zerda.llm.registry import PART_TYPES
 
 ROLES = ("system", "user", "assistant", "tool")
+NOT_EXECUTED = "not executed"  # the content of the result repair=True gives an orphaned call
+logger = logging.getLogger("zerda")
 
 
 def tool_result(call: dict[str, Any], output: Any, is_error: bool = False) -> dict[str, Any]:
@@ -272,6 +275,8 @@ def default_id(orig: str | None, index: int, j: int) -> str | None:
 def resolve_tool_ids(
     messages: list[dict[str, Any]],
     make_id: MakeId = default_id,
+    *,
+    repair: bool = False,
 ) -> list[dict[str, Any]]:
     """Copies of validated ``messages`` where every tool call has an id and every tool
     result carries its call's id and name (system messages are kept in place).
@@ -279,8 +284,13 @@ def resolve_tool_ids(
     Results are paired with the calls of the nearest preceding assistant message: by id
     when both have one, else by position. ``make_id(orig, message_index, call_index)`` gives
     the id to send (Mistral maps foreign ids to its 9-character form; a provider that needs
-    no ids may return None); the same id goes on the call and on its result. Raises :class:`InvalidRequestError` for a result that
-    answers no call, or a call left without a result before the conversation moves on.
+    no ids may return None); the same id goes on the call and on its result.
+
+    By default raises :class:`InvalidRequestError` for a result that answers no call, or a
+    call left without a result before the conversation moves on. With ``repair=True`` a
+    result without a call is dropped (a warning on the ``zerda`` logger names it) and an
+    unanswered call gets an ``is_error`` result saying "not executed", placed right after
+    the turn's other results (also at the end of the history).
     """
     out: list[dict[str, Any]] = []
     used: set[str] = set()
@@ -289,12 +299,21 @@ def resolve_tool_ids(
     for index, message in enumerate(messages):
         role = message["role"]
         if role == "tool":
-            match = _match_result(index, message, pending)
+            try:
+                match = _match_result(index, message, pending)
+            except InvalidRequestError as exc:
+                if not repair:
+                    raise
+                logger.warning("repair: dropped a tool result: %s", exc)
+                continue
             out.append(
                 {**message, "tool_call_id": match["id"], "name": message["name"] or match["name"]}
             )
             continue
-        _check_answered(pending, pending_at, index)
+        if repair:
+            out += _not_executed(pending, pending_at, index)
+        else:
+            _check_answered(pending, pending_at, index)
         if role == "assistant" and message["tool_calls"]:
             pending, pending_at = _pending_calls(index, message, used, make_id), index
             calls = [
@@ -304,7 +323,34 @@ def resolve_tool_ids(
         else:
             pending = []
             out.append(message)
+    if repair:
+        out += _not_executed(pending, pending_at, len(messages))
     return out
+
+
+def _not_executed(pending: list[dict[str, Any]], at: int, index: int) -> list[dict[str, Any]]:
+    """repair=True: an ``is_error`` result for each call of messages[at] still unanswered
+    at messages[index]."""
+    missing = [p for p in pending if not p["done"]]
+    for p in missing:
+        p["done"] = True
+        logger.warning(
+            "repair: tool call %r of messages[%d] has no result before messages[%d]; answered %r",
+            p["name"],
+            at,
+            index,
+            NOT_EXECUTED,
+        )
+    return [
+        {
+            "role": "tool",
+            "tool_call_id": p["id"],
+            "name": p["name"],
+            "content": NOT_EXECUTED,
+            "is_error": True,
+        }
+        for p in missing
+    ]
 
 
 def _check_answered(pending: list[dict[str, Any]], at: int, index: int) -> None:

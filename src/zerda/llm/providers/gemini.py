@@ -73,6 +73,8 @@ _TOOL_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
 
 # Google's documented stand-in for a signature the history does not have (a call another
 # provider made): https://ai.google.dev/gemini-api/docs/thought-signatures
+# The user turn put before a history that starts with the model (see _map_messages).
+_OPENING = "(conversation continued)"
 _PLACEHOLDER_SIGNATURE = base64.urlsafe_b64decode("skip_thought_signature_validator")
 
 _GEMINI_VERSION = re.compile(r"(?:models/)?gemini-(\d+)")
@@ -312,6 +314,12 @@ def _map_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if not contents:
         # Checked here, as google-genai's own check is a bare ValueError.
         raise InvalidRequestError("messages: Gemini needs at least one non-empty message")
+    if contents[0]["role"] == "model":
+        # "Please ensure that function call turn comes immediately after a user turn or
+        # after a function response turn" (https://ai.google.dev/gemini-api/docs/function-calling):
+        # a history that starts with the model (a conversation continued from another
+        # provider, a summary put first) gets a user turn before it (docs/decisions.md).
+        contents.insert(0, {"role": "user", "parts": [{"text": _OPENING}]})
     return contents
 
 
