@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from zerda.llm import create_interface, registry, tool_result
+from zerda.llm.parts import image
 from zerda.testing import MockLLMServer
 
 RECORDED = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "recorded"
@@ -26,6 +27,11 @@ NAMES = registry.NAMES
 PER_SOURCE = 3  # recordings per source provider (a sample: the matrix stays fast)
 QUESTION = {"role": "user", "content": "Weather and time in Paris?"}
 FOLLOW_UP = {"role": "user", "content": "Thanks. And tomorrow?"}
+# A 1x1 PNG: a tool that returns a screenshot.
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
+    "0000000d49444154789c6360f8cfc0f01f0005000201e2212bc10000000049454e44ae426082"
+)
 
 
 def _tool(name: str) -> dict[str, Any]:
@@ -64,6 +70,7 @@ def _mock_scenarios(provider: str) -> dict[str, dict[str, Any]]:
         "parallel": {"tool_calls": _PARALLEL},
         "error": {"tool_calls": _PARALLEL[:1]},
         "text+call": {"text": "Let me look.", "tool_calls": _PARALLEL[1:]},
+        "image": {"tool_calls": _PARALLEL},  # the first result holds an image
     }
     if provider == "anthropic":
         out["reasoning"] = {"tool_calls": _PARALLEL, "provider_data": {"anthropic": _THINKING}}
@@ -172,6 +179,9 @@ def _results(message: dict[str, Any], scenario: str) -> list[dict[str, Any]]:
     for j, call in enumerate(message["tool_calls"]):
         if scenario == "error":
             out.append(tool_result(call, "city not found", is_error=True))
+        elif scenario == "image" and j == 0:
+            parts = [{"type": "text", "text": "The radar map:"}, image(PNG)]
+            out.append(tool_result(call, parts))
         else:
             out.append(tool_result(call, {"temp_c": 18 + j} if j % 2 == 0 else f"14:0{j}"))
     return out
