@@ -263,3 +263,12 @@ def test_one_conversation_visits_every_provider_and_comes_back(
             history.append({"role": "user", "content": f"Go on ({step})."})
     _accepted(server, llms[NAMES[0]], history, TOOLS)
     assert len(server.requests) == len(NAMES) + 2
+
+
+def test_the_docs_matrix_lists_every_provider_as_source_and_target() -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "portability.md"
+    table = page.read_text().split("<!-- matrix -->\n", 1)[1].split("\n\n", 1)[0]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()]
+    assert rows[0][1:] == [f"`{p}`" for p in NAMES]
+    assert [r[0] for r in rows[2 : 2 + len(NAMES)]] == [f"`{p}`" for p in NAMES]
+    assert all(cell == "✓" for r in rows[2:] for cell in r[1:])

@@ -47,7 +47,10 @@ def _map_part(part: dict[str, Any]) -> dict[str, Any]:
 
 
 # The assistant turn Zerda puts between a tool result and a following user message, which
-# Mistral's message-order rule requires (docs/decisions.md).
+# Mistral's message-order rule requires (docs/decisions.md): the API answers a user turn right
+# after a tool turn with 400 "Unexpected role 'user' after role 'tool'"
+# (invalid_request_message_order, quoted in zed-industries/zed#37021) and accepts
+# tool -> assistant -> user, the fix merged in avante-corp/avante.nvim#2695.
 _BRIDGE = {"role": "assistant", "content": "OK."}
 
 
