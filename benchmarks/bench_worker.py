@@ -107,7 +107,7 @@ def own_cost(iface: Any, kwargs: dict[str, Any], stream: bool, quick: bool) -> d
     where the end-to-end ratio is noisy: it is the numerator of the overhead, alone."""
     from zerda.llm._stream import StreamAccumulator
 
-    native, _ = iface._native_request(MESSAGES, kwargs)
+    native = iface._native_request(MESSAGES, kwargs)
     if stream:
         with iface._open_stream(native) as chunks:
             captured = list(chunks)

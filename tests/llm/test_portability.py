@@ -98,6 +98,7 @@ def test_stream_events_and_the_done_result_carry_the_original_name(
     server.enqueue(provider, tool_calls=[{"name": sent, "arguments": {"p": 1}}])
     events = list(llm(server, provider).stream("Read it.", tools=TOOLS))
     calls = [e["tool_call"] for e in events if e["type"] == "tool_call"]
+    assert {e["name"] for e in events if e["type"] == "tool_call_delta"} <= {"fs.read"}
     assert [(c["name"], c["arguments"]) for c in calls] == [("fs.read", {"p": 1})]
     assert events[-1]["result"]["tool_calls"] == calls
     assert events[-1]["result"]["message"]["tool_calls"] == calls
