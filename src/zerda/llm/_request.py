@@ -217,12 +217,15 @@ def normalize_tool_choice(
 # --- the row's rules -------------------------------------------------------------------
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def check_tool_names(tools: list[dict[str, Any]] | None, spec: ProviderSpec) -> None:
-    """Every tool name matches the row's rule in full (``fullmatch``: a trailing newline
-    is not a valid name, as ``$`` would allow)."""
-    pattern = re.compile(spec.traits.tool_name)
+    """A tool name holding a control character (``"get_weather\\n"``, a slip in the
+    caller's code) is refused; any other name outside the row's rule is sent mapped
+    (:mod:`zerda.llm._names`)."""
     for i, t in enumerate(tools or []):
-        if not pattern.fullmatch(t["name"]):
+        if _CONTROL.search(t["name"]):
             raise InvalidRequestError(
                 f"tools[{i}]: {spec.name} refuses the tool name {t['name']!r}: "
                 f"tool names there are {spec.traits.tool_name_rule}"
@@ -419,6 +422,7 @@ def prepare(
     if not isinstance(repair, bool):
         raise InvalidRequestError(f"repair must be True or False, not {repair!r}")
     unified_tools = normalize_tools(tools)
+    check_tool_names(unified_tools, spec)
     if output is not None and output.mode == "tool":
         unified_tools, tool_choice = with_answer_tool(
             output, unified_tools, tool_choice, "required" in traits.tool_choice

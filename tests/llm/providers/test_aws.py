@@ -577,19 +577,6 @@ def test_signed_reasoning_is_sent_back_before_tool_use(
     ("messages", "kwargs", "match"),
     [
         # Common bad input is the contract's; these checks are Bedrock's own.
-        (
-            [
-                {"role": "user", "content": "q"},
-                {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [{"id": "a", "name": "bad name", "arguments": {}}],
-                },
-                {"role": "tool", "tool_call_id": "a", "content": "x"},
-            ],
-            {},
-            r"calls a tool named 'bad name' \(tool_calls\[0\]\), which bedrock refuses",
-        ),
         ([{"role": "assistant", "content": ""}], {}, "at least one non-empty message"),
     ],
 )
