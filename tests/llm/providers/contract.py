@@ -374,8 +374,8 @@ BAD_INPUTS: dict[str, tuple[dict[str, Any], str]] = {
     "unknown-role": ({"messages": [{"role": "robot", "content": "x"}]}, "messages[0]"),
     "tool_choice-names-no-tool": ({"tools": [WEATHER], "tool_choice": "get_time"}, "get_time"),
     "duplicate-tool": ({"tools": [WEATHER, WEATHER]}, "tools[1]"),
-    "tool-name-with-space": (
-        {"tools": [{"name": "get weather", "parameters": {"type": "object"}}]},
+    "tool-name-with-newline": (
+        {"tools": [{"name": "get_weather\n", "parameters": {"type": "object"}}]},
         "tools[0]",
     ),
 }
@@ -824,12 +824,10 @@ class ProviderContract:
         traits = spec(provider).traits
         server.enqueue(provider, text="ok")
         got = make().generate("hi", tools=[{"name": name, "parameters": {"type": "object"}}])
-        if re.fullmatch(traits.tool_name, name):
-            assert got == result("ok")
-            assert len(server.requests) == 1
-        else:
-            assert traits.tool_name_rule in error_of(got)["message"]
-            assert server.requests == []
+        # A name outside the row's rule is sent mapped (docs/portability.md): accepted too.
+        assert got == result("ok"), (traits.tool_name, got)
+        assert len(server.requests) == 1
+        assert server.requests[0].rejected_by is None
 
     @pytest.mark.parametrize("choice", ["auto", "none", "required", "get_time"])
     def test_tool_choice_follows_the_rows_traits(
