@@ -166,6 +166,45 @@ def _map_options(req: Request, max_tokens_field: str) -> dict[str, Any]:
     return {k: v for k, v in options.items() if v is not None}
 
 
+# The Stainless SDKs' per-call keyword arguments that are request options, not body fields,
+# and their names in the documented ``options=`` dict of ``client.post`` (RequestOptions).
+_REQUEST_OPTIONS = {
+    "extra_headers": "headers",
+    "extra_query": "params",
+    "extra_body": "extra_json",
+    "timeout": "timeout",
+}
+
+
+def _post(
+    client: Any, path: str, body: dict[str, Any], options: dict[str, Any], stream_cls: Any
+) -> Any:
+    """The body through ``client.post`` (sync or async client: the async one's returns the
+    awaitable), answered as parsed JSON (``cast_to=object``) or a stream of JSON chunks."""
+    return client.post(
+        path,
+        body=body,
+        options=options,
+        cast_to=object,
+        stream=bool(body.get("stream")),
+        stream_cls=stream_cls,
+    )
+
+
+def split_request(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``create()``-style keyword arguments as ``client.post``'s JSON body and options
+    (``timeout=None`` kept: it means no timeout; the ``extra_*`` ones only when given)."""
+    body: dict[str, Any] = {}
+    options: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        name = _REQUEST_OPTIONS.get(key)
+        if name is None:
+            body[key] = value
+        elif value is not None or key == "timeout":
+            options[name] = value
+    return body, options
+
+
 # --- response --------------------------------------------------------------------------
 
 
@@ -362,12 +401,24 @@ class OpenAICompatInterface(BaseLLMInterface):
 
     # --- calls ---
 
+    # Zerda's body is already the API's JSON: it goes out through the SDK's documented
+    # low-level ``client.post`` (README, "Undocumented endpoints"), which keeps the client's
+    # base URL, auth, headers, timeouts, retries, error classes, pool and SSE decoder but
+    # skips ``create()``'s TypedDict transformer (99% of a long history's CPU).
+    # ``cast_to=object`` hands back the parsed JSON as plain dicts, which the readers take.
+    chat_path: ClassVar[str] = "/chat/completions"
+
     def _call(self, kwargs: dict[str, Any]) -> Any:
-        return self._retrying(lambda: self.client.chat.completions.create(**kwargs))
+        body, options = split_request(kwargs)
+        stream_cls = self.sdk.Stream[object]  # type: ignore[union-attr]
+        return self._retrying(lambda: _post(self.client, self.chat_path, body, options, stream_cls))
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
-        client = self.async_client
-        return await self._retrying_async(lambda: client.chat.completions.create(**kwargs))
+        body, options = split_request(kwargs)
+        client, stream_cls = self.async_client, self.sdk.AsyncStream[object]  # type: ignore[union-attr]
+        return await self._retrying_async(
+            lambda: _post(client, self.chat_path, body, options, stream_cls)
+        )
 
     def _stream_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         return {**kwargs, "stream": True}
