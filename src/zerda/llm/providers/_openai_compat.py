@@ -191,6 +191,18 @@ def _post(
     )
 
 
+_CREATE_PARAMETERS: dict[str, frozenset[str] | None] = {}
+
+
+def _create_parameters(sdk: Any) -> frozenset[str] | None:
+    """The keyword names the SDK's ``chat.completions.create`` takes (read once per SDK)."""
+    name = sdk.__name__
+    if name not in _CREATE_PARAMETERS:
+        resource = sdk.resources.chat.Completions
+        _CREATE_PARAMETERS[name] = signature_options(resource.create)
+    return _CREATE_PARAMETERS[name]
+
+
 def split_request(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``create()``-style keyword arguments as ``client.post``'s JSON body and options
     (``timeout=None`` kept: it means no timeout; the ``extra_*`` ones only when given)."""
@@ -408,12 +420,22 @@ class OpenAICompatInterface(BaseLLMInterface):
     # ``cast_to=object`` hands back the parsed JSON as plain dicts, which the readers take.
     chat_path: ClassVar[str] = "/chat/completions"
 
+    def _check_names(self, kwargs: dict[str, Any]) -> None:
+        """A keyword ``create()`` does not take is refused as ``create()`` would refuse it
+        (the same TypeError, turned into an invalid request naming it), before sending."""
+        accepted = _create_parameters(self.sdk)
+        unknown = [k for k in kwargs if k not in accepted] if accepted is not None else []
+        if unknown:
+            raise TypeError(f"create() got an unexpected keyword argument '{unknown[0]}'")
+
     def _call(self, kwargs: dict[str, Any]) -> Any:
+        self._check_names(kwargs)
         body, options = split_request(kwargs)
         stream_cls = self.sdk.Stream[object]  # type: ignore[union-attr]
         return self._retrying(lambda: _post(self.client, self.chat_path, body, options, stream_cls))
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
+        self._check_names(kwargs)
         body, options = split_request(kwargs)
         client, stream_cls = self.async_client, self.sdk.AsyncStream[object]  # type: ignore[union-attr]
         return await self._retrying_async(
