@@ -8,6 +8,7 @@ round trips; a per-message re-scan of the history (quadratic) makes it grow with
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import Any
 
@@ -55,11 +56,14 @@ def count_calls(llm: Any, messages: list[dict[str, Any]]) -> int:
         if event == "call":
             calls += 1
 
+    # No collection while counting: gc.callbacks (hypothesis registers one) are Python calls.
+    gc.disable()
     sys.setprofile(profile)
     try:
         llm._native_request(messages, {"tools": TOOLS})
     finally:
         sys.setprofile(None)
+        gc.enable()
     return calls
 
 
