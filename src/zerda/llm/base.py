@@ -39,7 +39,7 @@ from collections.abc import (
 )
 from dataclasses import replace
 from types import ModuleType, TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from zerda.llm import _structured, _telemetry, registry
 from zerda.llm._ids import ID_RULES
@@ -351,6 +351,8 @@ class BaseLLMInterface(abc.ABC):
         )
         key = api_key if api_key is not None else self._key_from_env()
         self._api_key = Secret(key) if key else None
+        self._key_from_environment = api_key is None  # then a pickle never carries it
+        self._client_given = client is not None  # a live object: such an interface stays here
         self.base_url = base_url
         self.timeout = None if timeout is None else float(timeout)
         self.max_retries = max_retries
@@ -414,6 +416,42 @@ class BaseLLMInterface(abc.ABC):
             f"{type(self).__name__} got unknown option{s} {', '.join(map(repr, unknown))} "
             f"(valid: {', '.join(own)}{sdk})"
         )
+
+    # --- pickling (docs/scale.md) ---------------------------------------------------------
+
+    # Attributes holding live objects (SDK modules and clients, locks, event loops): left out
+    # of a pickle and rebuilt, lazily where they are clients, where it is loaded. A subclass
+    # that owns more (Bedrock: a boto3 session, a thread pool) extends the tuple and
+    # ``_restore_live``.
+    _live_attributes: ClassVar[tuple[str, ...]] = (
+        "sdk",
+        "_client",
+        "_async_client",
+        "_async_loop",
+        "_async_closer",
+        "_lock",
+    )
+
+    def __getstate__(self) -> dict[str, Any]:
+        from zerda.llm._pickling import interface_state
+
+        return interface_state(self)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        from zerda.llm._pickling import restore_interface
+
+        restore_interface(self, state)
+
+    def _restore_live(self) -> None:
+        """The live attributes of an unpickled interface: the SDK module imported again,
+        a new lock, no client yet (built on first use, as in a new interface)."""
+        for name in self._live_attributes:
+            setattr(self, name, None)
+        self._owns_client = self._owns_async = False
+        spec = self.spec
+        if spec.sdk_module:
+            self.sdk = require_sdk(spec.sdk_module, spec.extra, spec.sdk_package)
+        self._lock = threading.RLock()
 
     # --- clients, built once ------------------------------------------------------------
 

@@ -299,6 +299,7 @@ class OpenAICompatInterface(BaseLLMInterface):
         self._client = without_sdk_retries(self._client)
         if async_client is not None:
             self._async_client = without_sdk_retries(async_client)
+            self._client_given = True
 
     # --- clients ---
 
