@@ -35,6 +35,7 @@ import threading
 import traceback
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
@@ -51,6 +52,7 @@ from zerda.testing._script import (
     Raw,
     RecordedRequest,
     Reply,
+    Responder,
     Script,
     ScriptedCall,
 )
@@ -191,14 +193,14 @@ class _State:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.queues: dict[str | None, deque[Queued]] = {}
-        self.defaults: dict[str | None, Queued] = {}
+        self.defaults: dict[str | None, Queued | Responder] = {}
         self.log: list[RecordedRequest] = []
 
     def push(self, provider: str | None, item: Queued) -> None:
         with self.lock:
             self.queues.setdefault(provider, deque()).append(item)
 
-    def pop(self, provider: str) -> Queued | None:
+    def pop(self, provider: str) -> Queued | Responder | None:
         """Provider queue first, then the shared queue, then the defaults."""
         with self.lock:
             for key in (provider, None):
@@ -439,6 +441,19 @@ class MockLLMServer:
             self._state.defaults[_optional_provider(provider)] = script
         return script
 
+    def respond_with(
+        self,
+        respond: Callable[[RecordedRequest], Script | ErrorReply | dict[str, Any]],
+        provider: str | None = None,
+    ) -> None:
+        """Whenever the queues are empty (per provider or shared), answer with
+        ``respond(request)``: a Script, an ErrorReply or a dict of Script fields computed from
+        the request (its ``body`` is the provider's native JSON). A default that depends on
+        what was asked: an answer that echoes the prompt, a tool call on the first turn and
+        text after the tool's result. It runs on the server's handler threads."""
+        with self._state.lock:
+            self._state.defaults[_optional_provider(provider)] = Responder(respond)
+
     def load_script(self, path: str | os.PathLike[str]) -> int:
         """Queue the responses of a JSON script file (see ``zerda mock-server --script``);
         return how many were queued. Raises ``ValueError`` naming the file and entry."""
@@ -476,7 +491,7 @@ class MockLLMServer:
 
     # -- used by the handler ------------------------------------------------------------
 
-    def _next(self, provider: str) -> Queued | None:
+    def _next(self, provider: str) -> Queued | Responder | None:
         return self._state.pop(provider)
 
     def _record(self, req: RecordedRequest) -> None:
@@ -614,6 +629,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_error_reply(provider, rejection.to_error())
                 return
         item = mock._next(provider)
+        if isinstance(item, Responder):
+            item = self._respond(item, req)
         if item is None:
             message = f"MockLLMServer: nothing queued for {provider} {req.method} {req.path}"
             self._send_error_reply(provider, ErrorReply(400, message))
@@ -626,6 +643,19 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error_reply(provider, item)
         else:
             self._serve_script(mock, provider, item, req)
+
+    @staticmethod
+    def _respond(responder: Responder, req: RecordedRequest) -> Script | ErrorReply:
+        """The responder's answer; its failure is the test's bug, answered as a 500 that
+        names it (never a silent success)."""
+        try:
+            answer = responder.respond(req)
+            return make_script(answer) if isinstance(answer, dict) else answer
+        except Exception as exc:
+            message = (
+                f"MockLLMServer: the respond_with function failed: {type(exc).__name__}: {exc}"
+            )
+            return ErrorReply(500, message)
 
     def _serve_script(
         self, mock: MockLLMServer, provider: str, script: Script, req: RecordedRequest
