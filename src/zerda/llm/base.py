@@ -35,14 +35,16 @@ from collections.abc import (
     Callable,
     Iterable,
     Iterator,
+    Mapping,
     Sequence,
 )
 from dataclasses import replace
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from zerda.llm import _structured, _telemetry, registry
+from zerda.llm import _ratelimit, _structured, _telemetry, registry
 from zerda.llm._ids import ID_RULES
+from zerda.llm._ratelimit import RateLimiter
 from zerda.llm._request import (
     MAX_SCHEMA_DEPTH,
     TOOL_CHOICES,
@@ -325,6 +327,7 @@ class BaseLLMInterface(abc.ABC):
         max_retries: int = 2,
         client: Any = None,
         raise_errors: bool = False,
+        rate_limit: Mapping[str, float] | RateLimiter | None = None,
         **options: Any,
     ) -> None:
         own = getattr(type(self), "spec", None)
@@ -357,6 +360,9 @@ class BaseLLMInterface(abc.ABC):
         self.timeout = None if timeout is None else float(timeout)
         self.max_retries = max_retries
         self.raise_errors = raise_errors
+        _ratelimit.check_setting(rate_limit)
+        self.rate_limit = rate_limit
+        self._rate_limiter: RateLimiter | None = None
         self.options = options
         self._check_options()
         self._client = client
@@ -430,6 +436,7 @@ class BaseLLMInterface(abc.ABC):
         "_async_loop",
         "_async_closer",
         "_lock",
+        "_rate_limiter",
     )
 
     def __getstate__(self) -> dict[str, Any]:
@@ -452,6 +459,59 @@ class BaseLLMInterface(abc.ABC):
         if spec.sdk_module:
             self.sdk = require_sdk(spec.sdk_module, spec.extra, spec.sdk_package)
         self._lock = threading.RLock()
+
+    # --- rate limits (docs/scale.md, "Rate limits") --------------------------------------
+
+    @property
+    def _limiter(self) -> RateLimiter | None:
+        """The process's limiter for this account and limits; None without ``rate_limit``."""
+        if self.rate_limit is None:
+            return None
+        if self._rate_limiter is None:
+            self._rate_limiter = _ratelimit.shared_limiter(
+                self.rate_limit, self.provider, self.base_url, self.api_key
+            )
+        return self._rate_limiter
+
+    def _admit(self, native: dict[str, Any]) -> int:
+        """Waits until the limiter lets this request go; returns the tokens reserved."""
+        limiter = self._limiter
+        if limiter is None:
+            return 0
+        tokens = _ratelimit.estimate_tokens(native)
+        limiter.wait(tokens)
+        return tokens
+
+    async def _admit_async(self, native: dict[str, Any]) -> int:
+        limiter = self._limiter
+        if limiter is None:
+            return 0
+        tokens = _ratelimit.estimate_tokens(native)
+        await limiter.wait_async(tokens)
+        return tokens
+
+    def _settle(self, reserved: int, result: dict[str, Any]) -> None:
+        """Corrects the token reservation with the usage the provider reported."""
+        limiter = self._limiter
+        usage = result.get("usage")
+        if limiter is None or not isinstance(usage, dict):
+            return
+        used = (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0)
+        limiter.settle(reserved, used)
+
+    def _with_rate_headers(self, kwargs: dict[str, Any], *, is_async: bool) -> dict[str, Any]:
+        """Stainless client arguments (openai, groq, anthropic) with an HTTP client whose
+        response hook hands the provider's rate-limit headers to the limiter; unchanged
+        without a limiter, for an SDK without ``DefaultHttpxClient`` or when the caller
+        gave an ``http_client``."""
+        limiter = self._limiter
+        factory = getattr(
+            self.sdk, "DefaultAsyncHttpxClient" if is_async else "DefaultHttpxClient", None
+        )
+        if limiter is None or factory is None or kwargs.get("http_client") is not None:
+            return kwargs
+        hook = limiter.observe_response_async if is_async else limiter.observe_response
+        return {**kwargs, "http_client": factory(event_hooks={"response": [hook]})}
 
     # --- clients, built once ------------------------------------------------------------
 
@@ -965,7 +1025,9 @@ class BaseLLMInterface(abc.ABC):
             req = None
             try:
                 req, native = self._checked_request(messages, kwargs)
+                reserved = self._admit(native)
                 result = self._map_response(self._call(native))
+                self._settle(reserved, result)
             except Exception as exc:
                 result = self._fail(exc, raise_errors)
             _telemetry.record_result(span, result)
@@ -979,7 +1041,9 @@ class BaseLLMInterface(abc.ABC):
             req = None
             try:
                 req, native = self._checked_request(messages, kwargs)
+                reserved = await self._admit_async(native)
                 result = self._map_response(await self._call_async(native))
+                self._settle(reserved, result)
             except Exception as exc:
                 result = self._fail(exc, raise_errors)
             _telemetry.record_result(span, result)
@@ -996,12 +1060,14 @@ class BaseLLMInterface(abc.ABC):
         try:
             req, native = self._checked_request(messages, kwargs)
             acc.expect_output(req.output)
+            reserved = self._admit(native)
             with self._open_stream(native) as chunks:
                 for chunk in chunks:
                     yield from self._feed(acc, chunk)
             self._check_finished(acc)
             yield from acc.end_all_calls()
             result = acc.result(self._make_result)
+            self._settle(reserved, result)
         except GeneratorExit:  # the consumer stopped reading: not a failure
             _telemetry.end_chat(span, None, None)
             raise
@@ -1025,6 +1091,7 @@ class BaseLLMInterface(abc.ABC):
         try:
             req, native = self._checked_request(messages, kwargs)
             acc.expect_output(req.output)
+            reserved = await self._admit_async(native)
             async with self._open_stream_async(native) as chunks:
                 async for chunk in chunks:
                     for event in self._feed(acc, chunk):
@@ -1033,6 +1100,7 @@ class BaseLLMInterface(abc.ABC):
             for event in acc.end_all_calls():
                 yield event
             result = acc.result(self._make_result)
+            self._settle(reserved, result)
         except GeneratorExit:  # the consumer stopped reading: not a failure
             _telemetry.end_chat(span, None, None)
             raise

@@ -310,10 +310,12 @@ class OpenAICompatInterface(BaseLLMInterface):
         return where, signature_options(client_class.__init__)
 
     def _make_client(self) -> Any:
-        return getattr(self.sdk, self.client_class)(**self._client_kwargs())
+        kwargs = self._with_rate_headers(self._client_kwargs(), is_async=False)
+        return getattr(self.sdk, self.client_class)(**kwargs)
 
     def _make_async_client(self) -> Any:
-        return getattr(self.sdk, self.async_client_class)(**self._client_kwargs())
+        kwargs = self._with_rate_headers(self._client_kwargs(), is_async=True)
+        return getattr(self.sdk, self.async_client_class)(**kwargs)
 
     # --- request ---
 

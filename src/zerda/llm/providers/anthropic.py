@@ -104,10 +104,12 @@ class AnthropicInterface(BaseLLMInterface):
     # --- clients --------------------------------------------------------------------------
 
     def _make_client(self) -> Any:
-        return self.sdk.Anthropic(**self._client_kwargs())  # type: ignore[union-attr]
+        kwargs = self._with_rate_headers(self._client_kwargs(), is_async=False)
+        return self.sdk.Anthropic(**kwargs)  # type: ignore[union-attr]
 
     def _make_async_client(self) -> Any:
-        return self.sdk.AsyncAnthropic(**self._client_kwargs())  # type: ignore[union-attr]
+        kwargs = self._with_rate_headers(self._client_kwargs(), is_async=True)
+        return self.sdk.AsyncAnthropic(**kwargs)  # type: ignore[union-attr]
 
     # --- request --------------------------------------------------------------------------
 
