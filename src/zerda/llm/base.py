@@ -61,6 +61,8 @@ from zerda.llm._structured import OutputSpec
 
 if TYPE_CHECKING:
     import asyncio
+
+    from zerda.llm.batch import AsyncBatchJob, BatchJob, BatchStatus, ItemOutcome
 from zerda.llm.errors import (
     AuthenticationError,
     InvalidRequestError,
@@ -1114,6 +1116,73 @@ class BaseLLMInterface(abc.ABC):
         for event in acc.final_partial(result):
             yield event
         yield {"type": "done", "result": result}
+
+    def batch(self, requests: Sequence[dict[str, Any]], **options: Any) -> BatchJob:
+        """Sends ``requests`` (dicts of generate arguments, each with an ``"id"``) as one job
+        of the provider's batch API; see :mod:`zerda.llm.batch`. ``options`` go to the
+        provider's job creation (``metadata``...)."""
+        from zerda.llm.batch import BatchJob, prepare_items
+
+        self._check_batch()
+        items = prepare_items(self, requests)
+        try:
+            batch_id = self._batch_submit(items, options)
+        except Exception as exc:
+            raise self._to_error(exc) from exc
+        return BatchJob(self, batch_id, [i for i, _ in items])
+
+    async def batch_async(
+        self, requests: Sequence[dict[str, Any]], **options: Any
+    ) -> AsyncBatchJob:
+        from zerda.llm.batch import AsyncBatchJob, prepare_items
+
+        self._check_batch()
+        items = prepare_items(self, requests)
+        try:
+            batch_id = await self._batch_submit_async(items, options)
+        except Exception as exc:
+            raise self._to_error(exc) from exc
+        return AsyncBatchJob(self, batch_id, [i for i, _ in items])
+
+    def _check_batch(self) -> None:
+        if self.traits.batch is None:
+            able = [p.name for p in registry.REGISTRY.values() if p.traits.batch]
+            raise InvalidRequestError(
+                f"batch: Zerda maps no batch API for {self.provider} (providers with one: "
+                f"{', '.join(able)}); nothing was sent",
+                provider=self.provider,
+            )
+
+    # Batch hooks (providers whose row has traits.batch): the native calls only; mapping
+    # lives in the provider module, the job handle in zerda.llm.batch.
+
+    def _batch_submit(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        raise NotImplementedError
+
+    async def _batch_submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        raise NotImplementedError
+
+    def _batch_poll(self, batch_id: str) -> BatchStatus:
+        raise NotImplementedError
+
+    async def _batch_poll_async(self, batch_id: str) -> BatchStatus:
+        raise NotImplementedError
+
+    def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        raise NotImplementedError
+
+    async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        raise NotImplementedError
+
+    def _batch_cancel(self, batch_id: str) -> BatchStatus:
+        raise NotImplementedError
+
+    async def _batch_cancel_async(self, batch_id: str) -> BatchStatus:
+        raise NotImplementedError
 
     def run(
         self, messages: Any, *, tools: Sequence[Any] = (), max_turns: int = 10, **kwargs: Any

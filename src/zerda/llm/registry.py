@@ -71,6 +71,8 @@ class Traits:
       or absent, and cache points are ignored).
     - ``tool_choice``: the tool_choice values it enforces (``name``: a named tool).
     - ``parallel_tool_calls``: ``parallel_tool_calls=False`` can be sent.
+    - ``batch``: the batch API ``llm.batch`` maps (``openai``: files + /v1/batches;
+      ``anthropic``: Message Batches); None: ``batch`` is refused before anything is sent.
     """
 
     tool_name: str = NAME_64
@@ -88,6 +90,7 @@ class Traits:
     cache_points: bool = False
     tool_choice: frozenset[str] = TOOL_CHOICES
     parallel_tool_calls: bool = False
+    batch: str | None = None
 
 
 @dataclass(frozen=True)
@@ -178,6 +181,8 @@ _OPENAI = ProviderSpec(
         native_output_with_tools=".*",
         strict_output_models=".*",
         parallel_tool_calls=True,
+        # https://platform.openai.com/docs/guides/batch: a JSONL file, then /v1/batches.
+        batch="openai",
     ),
 )
 
@@ -308,6 +313,8 @@ _ANTHROPIC = ProviderSpec(
         no_native_output=_CLAUDE_BEFORE_STRUCTURED,
         cache_points=True,
         parallel_tool_calls=True,
+        # https://docs.anthropic.com/en/docs/build-with-claude/batch-processing
+        batch="anthropic",
     ),
 )
 

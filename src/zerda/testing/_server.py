@@ -43,7 +43,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from zerda.llm import registry
-from zerda.testing import _cassette, _ids, _validate
+from zerda.testing import _batches, _cassette, _ids, _validate
 from zerda.testing._script import (
     ErrorReply,
     Fault,
@@ -155,6 +155,17 @@ def make_script(fields_: dict[str, Any]) -> Script:
     return Script(**values)
 
 
+def answer_from(responder: Responder, req: RecordedRequest) -> Script | ErrorReply:
+    """A ``respond_with`` function's answer; its failure is the test's bug, answered as a
+    500 that names it (never a silent success)."""
+    try:
+        answer = responder.respond(req)
+        return make_script(answer) if isinstance(answer, dict) else answer
+    except Exception as exc:
+        message = f"MockLLMServer: the respond_with function failed: {type(exc).__name__}: {exc}"
+        return ErrorReply(500, message)
+
+
 def decode_recorded_body(response: dict[str, Any]) -> bytes:
     """Return the bytes of a recorded fixture response (body_encoding json/text/base64)."""
     encoding = response.get("body_encoding", "json")
@@ -259,6 +270,7 @@ class MockLLMServer:
         )
         self._player = _cassette.Player.load(replay_from) if replay_from is not None else None
         self._state = _State()
+        self._batches = _batches.BatchStore()
         self._stopping = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -467,8 +479,9 @@ class MockLLMServer:
             return len(self._state.queues.get(_optional_provider(provider), ()))
 
     def reset(self) -> None:
-        """Clear queues, defaults and the request log."""
+        """Clear queues, defaults, the request log and batch jobs and files."""
         self._state.clear()
+        self._batches.clear()
 
     # -- request log ------------------------------------------------------------------
 
@@ -619,6 +632,9 @@ class _Handler(BaseHTTPRequestHandler):
         if mock._recorder is not None and mock._recorder.proxies(provider):
             self._proxy(mock._recorder, req)
             return
+        if _batches.is_batch_path(wire_of(provider), route.path):
+            self._serve_batch(mock, provider, req)
+            return
         if not route.known:
             self._send_error_reply(provider, _unknown_path(provider, req))
             return
@@ -630,7 +646,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return
         item = mock._next(provider)
         if isinstance(item, Responder):
-            item = self._respond(item, req)
+            item = answer_from(item, req)
         if item is None:
             message = f"MockLLMServer: nothing queued for {provider} {req.method} {req.path}"
             self._send_error_reply(provider, ErrorReply(400, message))
@@ -644,18 +660,12 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._serve_script(mock, provider, item, req)
 
-    @staticmethod
-    def _respond(responder: Responder, req: RecordedRequest) -> Script | ErrorReply:
-        """The responder's answer; its failure is the test's bug, answered as a 500 that
-        names it (never a silent success)."""
-        try:
-            answer = responder.respond(req)
-            return make_script(answer) if isinstance(answer, dict) else answer
-        except Exception as exc:
-            message = (
-                f"MockLLMServer: the respond_with function failed: {type(exc).__name__}: {exc}"
-            )
-            return ErrorReply(500, message)
+    def _serve_batch(self, mock: MockLLMServer, provider: str, req: RecordedRequest) -> None:
+        """The batch APIs (``_batches.py``): files, jobs, status, results."""
+        renderer = load_renderer(wire_of(provider))
+        host = self.headers.get("Host") or f"{mock._host}:{mock._port}"
+        reply = _batches.handle(mock, wire_of(provider), req, renderer, host)
+        self._send_reply(_with_request_id(provider, reply))
 
     def _serve_script(
         self, mock: MockLLMServer, provider: str, script: Script, req: RecordedRequest

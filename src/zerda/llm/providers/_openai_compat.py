@@ -23,6 +23,7 @@ from zerda.llm.base import (
     tool_output_text,
     without_sdk_retries,
 )
+from zerda.llm.batch import BatchStatus, ItemOutcome
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
@@ -34,6 +35,7 @@ from zerda.llm.errors import (
     malformed_response,
 )
 from zerda.llm.parts import is_parts, text_of
+from zerda.llm.providers import _batch_openai
 from zerda.llm.tools import (
     ToolCall,
     _get,
@@ -164,6 +166,25 @@ def _map_options(req: Request, max_tokens_field: str) -> dict[str, Any]:
         "stop": req.stop,
     }
     return {k: v for k, v in options.items() if v is not None}
+
+
+# --- batch -----------------------------------------------------------------------------
+
+
+def _batch_job_args(file_id: str, options: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "input_file_id": file_id,
+        "endpoint": _batch_openai.ENDPOINT,
+        "completion_window": "24h",
+        **options,
+    }
+
+
+def _result_files(batch: Any) -> list[str]:
+    """The output and error files of an ended job; a job not ended has no results yet."""
+    if _batch_openai.map_batch_status(batch).state == "in_progress":
+        raise _batch_openai.not_done(batch)
+    return [f for f in (batch.output_file_id, batch.error_file_id) if f]
 
 
 # --- response --------------------------------------------------------------------------
@@ -384,6 +405,49 @@ class OpenAICompatInterface(BaseLLMInterface):
     async def _open_stream_async(self, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
         async with await self._call_async(self._stream_kwargs(kwargs)) as stream:
             yield stream
+
+    # --- batch (traits.batch == "openai"; see _batch_openai) ---
+
+    def _batch_submit(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        upload = ("batch.jsonl", _batch_openai.map_batch_file(items), "application/jsonl")
+        file = self.client.files.create(file=upload, purpose="batch")
+        batch = self.client.batches.create(**_batch_job_args(file.id, options))
+        return str(batch.id)
+
+    async def _batch_submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        upload = ("batch.jsonl", _batch_openai.map_batch_file(items), "application/jsonl")
+        file = await self.async_client.files.create(file=upload, purpose="batch")
+        batch = await self.async_client.batches.create(**_batch_job_args(file.id, options))
+        return str(batch.id)
+
+    def _batch_poll(self, batch_id: str) -> BatchStatus:
+        return _batch_openai.map_batch_status(self.client.batches.retrieve(batch_id))
+
+    async def _batch_poll_async(self, batch_id: str) -> BatchStatus:
+        batch = await self.async_client.batches.retrieve(batch_id)
+        return _batch_openai.map_batch_status(batch)
+
+    def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        batch = self.client.batches.retrieve(batch_id)
+        files = _result_files(batch)
+        texts = [self.client.files.content(f).text for f in files]
+        return _batch_openai.map_batch_output("\n".join(texts), self.provider)
+
+    async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        batch = await self.async_client.batches.retrieve(batch_id)
+        files = _result_files(batch)
+        texts = [(await self.async_client.files.content(f)).text for f in files]
+        return _batch_openai.map_batch_output("\n".join(texts), self.provider)
+
+    def _batch_cancel(self, batch_id: str) -> BatchStatus:
+        return _batch_openai.map_batch_status(self.client.batches.cancel(batch_id))
+
+    async def _batch_cancel_async(self, batch_id: str) -> BatchStatus:
+        return _batch_openai.map_batch_status(await self.async_client.batches.cancel(batch_id))
 
     # --- response ---
 
