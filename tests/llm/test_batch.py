@@ -88,7 +88,8 @@ def test_a_batch_of_100_round_trips_matched_to_caller_ids(
     assert (seen[-1].total, seen[-1].succeeded, seen[-1].failed) == (100, 100, 0)
     assert [s.state for s in seen[:-1]] == ["in_progress"] * (len(seen) - 1)
     # Each item reached the mock as the chat request generate would send.
-    items = [r for r in server.requests if r.path in ("/v1/chat/completions", "/v1/messages")]
+    chat = ("/v1/chat/completions", "/openai/v1/chat/completions", "/v1/messages")
+    items = [r for r in server.requests if r.path in chat]
     assert len(items) == 100
     assert items[7].body == _native(llm, REQUESTS[7])
 
@@ -159,7 +160,7 @@ def test_a_provider_without_a_batch_api_says_so_before_sending(
     llm = make(server, provider)
     with pytest.raises(
         InvalidRequestError,
-        match=rf"batch: Zerda maps no batch API for {provider} \(providers with one: openai, anthropic\); nothing was sent",
+        match=rf"batch: Zerda maps no batch API for {provider} \(providers with one: openai, groq, anthropic\); nothing was sent",
     ):
         llm.batch(REQUESTS[:1])
     assert server.requests == []

@@ -71,7 +71,8 @@ class Traits:
       or absent, and cache points are ignored).
     - ``tool_choice``: the tool_choice values it enforces (``name``: a named tool).
     - ``parallel_tool_calls``: ``parallel_tool_calls=False`` can be sent.
-    - ``batch``: the batch API ``llm.batch`` maps (``openai``: files + /v1/batches;
+    - ``batch``: the batch API ``llm.batch`` maps (``openai``: files + /v1/batches, also
+      Groq's;
       ``anthropic``: Message Batches); None: ``batch`` is refused before anything is sent.
     """
 
@@ -211,6 +212,8 @@ _GROQ = ProviderSpec(
         # not combine with tool use.
         strict_output_models="gpt-oss",
         parallel_tool_calls=True,
+        # https://console.groq.com/docs/batch: OpenAI's file + /v1/batches shape.
+        batch="openai",
     ),
 )
 

@@ -45,6 +45,8 @@ _ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _ANTHROPIC_MAX = 100_000
 
 OPENAI_PATHS = re.compile(r"/v1/(files(/[^/]+(/content)?)?|batches(/[^/]+(/cancel)?)?)")
+# Groq serves the same API under /openai (https://console.groq.com/docs/batch).
+_PREFIXES = {"openai": "", "groq": "/openai"}
 ANTHROPIC_PATHS = re.compile(r"/v1/messages/batches(/[^/]+(/results|/cancel)?)?")
 
 
@@ -77,16 +79,22 @@ class BatchStore:
 
 
 def is_batch_path(wire: str, path: str) -> bool:
-    pattern = {"openai": OPENAI_PATHS, "anthropic": ANTHROPIC_PATHS}.get(wire)
-    return bool(pattern and pattern.fullmatch(path))
+    if wire == "anthropic":
+        return bool(ANTHROPIC_PATHS.fullmatch(path))
+    prefix = _PREFIXES.get(wire)
+    return (
+        prefix is not None
+        and path.startswith(prefix)
+        and bool(OPENAI_PATHS.fullmatch(path[len(prefix) :]))
+    )
 
 
 def handle(mock: MockLLMServer, wire: str, req: RecordedRequest, renderer: Any, host: str) -> Reply:
     """The reply to one batch API request."""
-    if wire == "openai":
+    if wire in _PREFIXES:
         if not _validate.bearer_present(req):
             return renderer.render_error(ErrorReply(401, "Missing bearer authentication."))
-        return _openai(mock, req, renderer)
+        return _openai(mock, wire, req, renderer)
     if not _validate.has_header(req, "x-api-key", "authorization"):
         return renderer.render_error(
             ErrorReply(401, "x-api-key header is required", "authentication_error")
@@ -142,9 +150,10 @@ def _rendered(reply: Reply) -> tuple[int, Any]:
 # --- OpenAI ------------------------------------------------------------------------------
 
 
-def _openai(mock: MockLLMServer, req: RecordedRequest, renderer: Any) -> Reply:
+def _openai(mock: MockLLMServer, wire: str, req: RecordedRequest, renderer: Any) -> Reply:
     store: BatchStore = mock._batches
-    parts = req.path.strip("/").split("/")  # v1, files|batches, [id], [content|cancel]
+    path = req.path[len(_PREFIXES[wire]) :]
+    parts = path.strip("/").split("/")  # v1, files|batches, [id], [content|cancel]
     kind, rest = parts[1], parts[2:]
     if kind == "files":
         if not rest and req.method == "POST":
@@ -158,14 +167,14 @@ def _openai(mock: MockLLMServer, req: RecordedRequest, renderer: Any) -> Reply:
             return Reply(200, {"content-type": "application/octet-stream"}, body=content)
         return _json(200, meta)
     if not rest and req.method == "POST":
-        return _openai_create(mock, store, req, renderer)
+        return _openai_create(store, wire, req, renderer)
     if not rest:
         with store.lock:
-            data = [j.native for j in store.jobs.values() if j.wire == "openai"]
+            data = [j.native for j in store.jobs.values() if j.wire == wire]
         return _json(200, {"object": "list", "data": data, "has_more": False})
     with store.lock:
         job = store.jobs.get(rest[0])
-    if job is None or job.wire != "openai":
+    if job is None or job.wire != wire:
         return renderer.render_error(ErrorReply(404, f"No batch found with id '{rest[0]}'."))
     if rest[1:] == ["cancel"]:
         _openai_set(job, "cancelled", cancelled_at=int(time.time()))
@@ -219,9 +228,7 @@ def _openai_upload(store: BatchStore, req: RecordedRequest, renderer: Any) -> Re
     return _json(200, meta)
 
 
-def _openai_create(
-    mock: MockLLMServer, store: BatchStore, req: RecordedRequest, renderer: Any
-) -> Reply:
+def _openai_create(store: BatchStore, wire: str, req: RecordedRequest, renderer: Any) -> Reply:
     body = _validate.body_of(req)
     file_id, endpoint = body.get("input_file_id"), body.get("endpoint")
     if endpoint not in _OPENAI_ENDPOINTS:
@@ -246,9 +253,7 @@ def _openai_create(
         )
     items, errors = _openai_lines(found[1], str(endpoint))
     now = int(time.time())
-    job = _Job(
-        _new_id("batch_"), "openai", req.provider, items, dict(req.headers), now, "validating"
-    )
+    job = _Job(_new_id("batch_"), wire, req.provider, items, dict(req.headers), now, "validating")
     job.native = {
         "id": job.id,
         "object": "batch",
@@ -341,7 +346,8 @@ def _openai_step(mock: MockLLMServer, store: BatchStore, job: _Job, renderer: An
         out: list[dict[str, Any]] = []
         err: list[dict[str, Any]] = []
         for cid, body in job.items:
-            status, answer = _answer_item(mock, job, str(job.native["endpoint"]), body, renderer)
+            path = _PREFIXES[job.wire] + str(job.native["endpoint"])
+            status, answer = _answer_item(mock, job, path, body, renderer)
             line = {
                 "id": _new_id("batch_req_"),
                 "custom_id": cid,

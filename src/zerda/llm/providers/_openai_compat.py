@@ -8,6 +8,7 @@ provider modules subclass it and hold only what their APIs do differently.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -185,6 +186,19 @@ def _result_files(batch: Any) -> list[str]:
     if _batch_openai.map_batch_status(batch).state == "in_progress":
         raise _batch_openai.not_done(batch)
     return [f for f in (batch.output_file_id, batch.error_file_id) if f]
+
+
+def _file_text(content: Any) -> str:
+    """A file's text: openai's content object has a ``text`` property, groq's response a
+    ``text()`` method."""
+    text = content.text
+    return str(text() if callable(text) else text)
+
+
+async def _file_text_async(content: Any) -> str:
+    text = content.text
+    value = text() if callable(text) else text
+    return str(await value if inspect.isawaitable(value) else value)
 
 
 # --- response --------------------------------------------------------------------------
@@ -434,13 +448,13 @@ class OpenAICompatInterface(BaseLLMInterface):
     def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
         batch = self.client.batches.retrieve(batch_id)
         files = _result_files(batch)
-        texts = [self.client.files.content(f).text for f in files]
+        texts = [_file_text(self.client.files.content(f)) for f in files]
         return _batch_openai.map_batch_output("\n".join(texts), self.provider)
 
     async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
         batch = await self.async_client.batches.retrieve(batch_id)
         files = _result_files(batch)
-        texts = [(await self.async_client.files.content(f)).text for f in files]
+        texts = [await _file_text_async(await self.async_client.files.content(f)) for f in files]
         return _batch_openai.map_batch_output("\n".join(texts), self.provider)
 
     def _batch_cancel(self, batch_id: str) -> BatchStatus:
