@@ -8,6 +8,7 @@ provider modules subclass it and hold only what their APIs do differently.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -23,6 +24,7 @@ from zerda.llm.base import (
     tool_output_text,
     without_sdk_retries,
 )
+from zerda.llm.batch import BatchStatus, ItemOutcome
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
@@ -34,6 +36,7 @@ from zerda.llm.errors import (
     malformed_response,
 )
 from zerda.llm.parts import is_parts, text_of
+from zerda.llm.providers import _batch_openai
 from zerda.llm.tools import (
     ToolCall,
     _get,
@@ -217,6 +220,38 @@ def split_request(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
     return body, options
 
 
+# --- batch -----------------------------------------------------------------------------
+
+
+def _batch_job_args(file_id: str, options: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "input_file_id": file_id,
+        "endpoint": _batch_openai.ENDPOINT,
+        "completion_window": "24h",
+        **options,
+    }
+
+
+def _result_files(batch: Any) -> list[str]:
+    """The output and error files of an ended job; a job not ended has no results yet."""
+    if _batch_openai.map_batch_status(batch).state == "in_progress":
+        raise _batch_openai.not_done(batch)
+    return [f for f in (batch.output_file_id, batch.error_file_id) if f]
+
+
+def _file_text(content: Any) -> str:
+    """A file's text: openai's content object has a ``text`` property, groq's response a
+    ``text()`` method."""
+    text = content.text
+    return str(text() if callable(text) else text)
+
+
+async def _file_text_async(content: Any) -> str:
+    text = content.text
+    value = text() if callable(text) else text
+    return str(await value if inspect.isawaitable(value) else value)
+
+
 # --- response --------------------------------------------------------------------------
 
 
@@ -350,6 +385,7 @@ class OpenAICompatInterface(BaseLLMInterface):
         self._client = without_sdk_retries(self._client)
         if async_client is not None:
             self._async_client = without_sdk_retries(async_client)
+            self._client_given = True
 
     # --- clients ---
 
@@ -360,10 +396,12 @@ class OpenAICompatInterface(BaseLLMInterface):
         return where, signature_options(client_class.__init__)
 
     def _make_client(self) -> Any:
-        return getattr(self.sdk, self.client_class)(**self._client_kwargs())
+        kwargs = self._with_rate_headers(self._client_kwargs(), is_async=False)
+        return getattr(self.sdk, self.client_class)(**kwargs)
 
     def _make_async_client(self) -> Any:
-        return getattr(self.sdk, self.async_client_class)(**self._client_kwargs())
+        kwargs = self._with_rate_headers(self._client_kwargs(), is_async=True)
+        return getattr(self.sdk, self.async_client_class)(**kwargs)
 
     # --- request ---
 
@@ -454,6 +492,49 @@ class OpenAICompatInterface(BaseLLMInterface):
     async def _open_stream_async(self, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
         async with await self._call_async(self._stream_kwargs(kwargs)) as stream:
             yield stream
+
+    # --- batch (traits.batch == "openai"; see _batch_openai) ---
+
+    def _batch_submit(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        upload = ("batch.jsonl", _batch_openai.map_batch_file(items), "application/jsonl")
+        file = self.client.files.create(file=upload, purpose="batch")
+        batch = self.client.batches.create(**_batch_job_args(file.id, options))
+        return str(batch.id)
+
+    async def _batch_submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        upload = ("batch.jsonl", _batch_openai.map_batch_file(items), "application/jsonl")
+        file = await self.async_client.files.create(file=upload, purpose="batch")
+        batch = await self.async_client.batches.create(**_batch_job_args(file.id, options))
+        return str(batch.id)
+
+    def _batch_poll(self, batch_id: str) -> BatchStatus:
+        return _batch_openai.map_batch_status(self.client.batches.retrieve(batch_id))
+
+    async def _batch_poll_async(self, batch_id: str) -> BatchStatus:
+        batch = await self.async_client.batches.retrieve(batch_id)
+        return _batch_openai.map_batch_status(batch)
+
+    def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        batch = self.client.batches.retrieve(batch_id)
+        files = _result_files(batch)
+        texts = [_file_text(self.client.files.content(f)) for f in files]
+        return _batch_openai.map_batch_output("\n".join(texts), self.provider)
+
+    async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        batch = await self.async_client.batches.retrieve(batch_id)
+        files = _result_files(batch)
+        texts = [await _file_text_async(await self.async_client.files.content(f)) for f in files]
+        return _batch_openai.map_batch_output("\n".join(texts), self.provider)
+
+    def _batch_cancel(self, batch_id: str) -> BatchStatus:
+        return _batch_openai.map_batch_status(self.client.batches.cancel(batch_id))
+
+    async def _batch_cancel_async(self, batch_id: str) -> BatchStatus:
+        return _batch_openai.map_batch_status(await self.async_client.batches.cancel(batch_id))
 
     # --- response ---
 
