@@ -35,14 +35,16 @@ from collections.abc import (
     Callable,
     Iterable,
     Iterator,
+    Mapping,
     Sequence,
 )
 from dataclasses import replace
 from types import ModuleType, TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from zerda.llm import _names, _structured, _telemetry, registry
+from zerda.llm import _names, _ratelimit, _structured, _telemetry, registry
 from zerda.llm._ids import ID_RULES
+from zerda.llm._ratelimit import RateLimiter
 from zerda.llm._request import (
     MAX_SCHEMA_DEPTH,
     TOOL_CHOICES,
@@ -59,6 +61,8 @@ from zerda.llm._structured import OutputSpec
 
 if TYPE_CHECKING:
     import asyncio
+
+    from zerda.llm.batch import AsyncBatchJob, BatchJob, BatchStatus, ItemOutcome
 from zerda.llm.errors import (
     AuthenticationError,
     InvalidRequestError,
@@ -325,6 +329,7 @@ class BaseLLMInterface(abc.ABC):
         max_retries: int = 2,
         client: Any = None,
         raise_errors: bool = False,
+        rate_limit: Mapping[str, float] | RateLimiter | None = None,
         **options: Any,
     ) -> None:
         own = getattr(type(self), "spec", None)
@@ -351,10 +356,15 @@ class BaseLLMInterface(abc.ABC):
         )
         key = api_key if api_key is not None else self._key_from_env()
         self._api_key = Secret(key) if key else None
+        self._key_from_environment = api_key is None  # then a pickle never carries it
+        self._client_given = client is not None  # a live object: such an interface stays here
         self.base_url = base_url
         self.timeout = None if timeout is None else float(timeout)
         self.max_retries = max_retries
         self.raise_errors = raise_errors
+        _ratelimit.check_setting(rate_limit)
+        self.rate_limit = rate_limit
+        self._rate_limiter: RateLimiter | None = None
         self.options = options
         self._check_options()
         self._client = client
@@ -414,6 +424,96 @@ class BaseLLMInterface(abc.ABC):
             f"{type(self).__name__} got unknown option{s} {', '.join(map(repr, unknown))} "
             f"(valid: {', '.join(own)}{sdk})"
         )
+
+    # --- pickling (docs/scale.md) ---------------------------------------------------------
+
+    # Attributes holding live objects (SDK modules and clients, locks, event loops): left out
+    # of a pickle and rebuilt, lazily where they are clients, where it is loaded. A subclass
+    # that owns more (Bedrock: a boto3 session, a thread pool) extends the tuple and
+    # ``_restore_live``.
+    _live_attributes: ClassVar[tuple[str, ...]] = (
+        "sdk",
+        "_client",
+        "_async_client",
+        "_async_loop",
+        "_async_closer",
+        "_lock",
+        "_rate_limiter",
+    )
+
+    def __getstate__(self) -> dict[str, Any]:
+        from zerda.llm._pickling import interface_state
+
+        return interface_state(self)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        from zerda.llm._pickling import restore_interface
+
+        restore_interface(self, state)
+
+    def _restore_live(self) -> None:
+        """The live attributes of an unpickled interface: the SDK module imported again,
+        a new lock, no client yet (built on first use, as in a new interface)."""
+        for name in self._live_attributes:
+            setattr(self, name, None)
+        self._owns_client = self._owns_async = False
+        spec = self.spec
+        if spec.sdk_module:
+            self.sdk = require_sdk(spec.sdk_module, spec.extra, spec.sdk_package)
+        self._lock = threading.RLock()
+
+    # --- rate limits (docs/scale.md, "Rate limits") --------------------------------------
+
+    @property
+    def _limiter(self) -> RateLimiter | None:
+        """The process's limiter for this account and limits; None without ``rate_limit``."""
+        if self.rate_limit is None:
+            return None
+        if self._rate_limiter is None:
+            self._rate_limiter = _ratelimit.shared_limiter(
+                self.rate_limit, self.provider, self.base_url, self.api_key
+            )
+        return self._rate_limiter
+
+    def _admit(self, native: dict[str, Any]) -> int:
+        """Waits until the limiter lets this request go; returns the tokens reserved."""
+        limiter = self._limiter
+        if limiter is None:
+            return 0
+        tokens = _ratelimit.estimate_tokens(native)
+        limiter.wait(tokens)
+        return tokens
+
+    async def _admit_async(self, native: dict[str, Any]) -> int:
+        limiter = self._limiter
+        if limiter is None:
+            return 0
+        tokens = _ratelimit.estimate_tokens(native)
+        await limiter.wait_async(tokens)
+        return tokens
+
+    def _settle(self, reserved: int, result: dict[str, Any]) -> None:
+        """Corrects the token reservation with the usage the provider reported."""
+        limiter = self._limiter
+        usage = result.get("usage")
+        if limiter is None or not isinstance(usage, dict):
+            return
+        used = (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0)
+        limiter.settle(reserved, used)
+
+    def _with_rate_headers(self, kwargs: dict[str, Any], *, is_async: bool) -> dict[str, Any]:
+        """Stainless client arguments (openai, groq, anthropic) with an HTTP client whose
+        response hook hands the provider's rate-limit headers to the limiter; unchanged
+        without a limiter, for an SDK without ``DefaultHttpxClient`` or when the caller
+        gave an ``http_client``."""
+        limiter = self._limiter
+        factory = getattr(
+            self.sdk, "DefaultAsyncHttpxClient" if is_async else "DefaultHttpxClient", None
+        )
+        if limiter is None or factory is None or kwargs.get("http_client") is not None:
+            return kwargs
+        hook = limiter.observe_response_async if is_async else limiter.observe_response
+        return {**kwargs, "http_client": factory(event_hooks={"response": [hook]})}
 
     # --- clients, built once ------------------------------------------------------------
 
@@ -927,8 +1027,10 @@ class BaseLLMInterface(abc.ABC):
             req = None
             try:
                 req, native = self._checked_request(messages, kwargs)
+                reserved = self._admit(native)
                 raw = self._call(native)
                 result = _names.restore_result(self._map_response(raw), req.tool_names)
+                self._settle(reserved, result)
             except Exception as exc:
                 result = self._fail(exc, raise_errors)
             _telemetry.record_result(span, result)
@@ -942,8 +1044,10 @@ class BaseLLMInterface(abc.ABC):
             req = None
             try:
                 req, native = self._checked_request(messages, kwargs)
+                reserved = await self._admit_async(native)
                 raw = await self._call_async(native)
                 result = _names.restore_result(self._map_response(raw), req.tool_names)
+                self._settle(reserved, result)
             except Exception as exc:
                 result = self._fail(exc, raise_errors)
             _telemetry.record_result(span, result)
@@ -960,6 +1064,7 @@ class BaseLLMInterface(abc.ABC):
         try:
             req, native = self._checked_request(messages, kwargs)
             acc.expect_output(req.output)
+            reserved = self._admit(native)
             with self._open_stream(native) as chunks:
                 for chunk in chunks:
                     for event in self._feed(acc, chunk):
@@ -968,6 +1073,7 @@ class BaseLLMInterface(abc.ABC):
             for event in acc.end_all_calls():
                 yield _names.restore_event(event, req.tool_names)
             result = _names.restore_result(acc.result(self._make_result), req.tool_names)
+            self._settle(reserved, result)
         except GeneratorExit:  # the consumer stopped reading: not a failure
             _telemetry.end_chat(span, None, None)
             raise
@@ -991,6 +1097,7 @@ class BaseLLMInterface(abc.ABC):
         try:
             req, native = self._checked_request(messages, kwargs)
             acc.expect_output(req.output)
+            reserved = await self._admit_async(native)
             async with self._open_stream_async(native) as chunks:
                 async for chunk in chunks:
                     for event in self._feed(acc, chunk):
@@ -999,6 +1106,7 @@ class BaseLLMInterface(abc.ABC):
             for event in acc.end_all_calls():
                 yield _names.restore_event(event, req.tool_names)
             result = _names.restore_result(acc.result(self._make_result), req.tool_names)
+            self._settle(reserved, result)
         except GeneratorExit:  # the consumer stopped reading: not a failure
             _telemetry.end_chat(span, None, None)
             raise
@@ -1012,6 +1120,73 @@ class BaseLLMInterface(abc.ABC):
         for event in acc.final_partial(result):
             yield event
         yield {"type": "done", "result": result}
+
+    def batch(self, requests: Sequence[dict[str, Any]], **options: Any) -> BatchJob:
+        """Sends ``requests`` (dicts of generate arguments, each with an ``"id"``) as one job
+        of the provider's batch API; see :mod:`zerda.llm.batch`. ``options`` go to the
+        provider's job creation (``metadata``...)."""
+        from zerda.llm.batch import BatchJob, prepare_items
+
+        self._check_batch()
+        items = prepare_items(self, requests)
+        try:
+            batch_id = self._batch_submit(items, options)
+        except Exception as exc:
+            raise self._to_error(exc) from exc
+        return BatchJob(self, batch_id, [i for i, _ in items])
+
+    async def batch_async(
+        self, requests: Sequence[dict[str, Any]], **options: Any
+    ) -> AsyncBatchJob:
+        from zerda.llm.batch import AsyncBatchJob, prepare_items
+
+        self._check_batch()
+        items = prepare_items(self, requests)
+        try:
+            batch_id = await self._batch_submit_async(items, options)
+        except Exception as exc:
+            raise self._to_error(exc) from exc
+        return AsyncBatchJob(self, batch_id, [i for i, _ in items])
+
+    def _check_batch(self) -> None:
+        if self.traits.batch is None:
+            able = [p.name for p in registry.REGISTRY.values() if p.traits.batch]
+            raise InvalidRequestError(
+                f"batch: Zerda maps no batch API for {self.provider} (providers with one: "
+                f"{', '.join(able)}); nothing was sent",
+                provider=self.provider,
+            )
+
+    # Batch hooks (providers whose row has traits.batch): the native calls only; mapping
+    # lives in the provider module, the job handle in zerda.llm.batch.
+
+    def _batch_submit(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        raise NotImplementedError
+
+    async def _batch_submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        raise NotImplementedError
+
+    def _batch_poll(self, batch_id: str) -> BatchStatus:
+        raise NotImplementedError
+
+    async def _batch_poll_async(self, batch_id: str) -> BatchStatus:
+        raise NotImplementedError
+
+    def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        raise NotImplementedError
+
+    async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        raise NotImplementedError
+
+    def _batch_cancel(self, batch_id: str) -> BatchStatus:
+        raise NotImplementedError
+
+    async def _batch_cancel_async(self, batch_id: str) -> BatchStatus:
+        raise NotImplementedError
 
     def run(
         self, messages: Any, *, tools: Sequence[Any] = (), max_turns: int = 10, **kwargs: Any

@@ -8,6 +8,7 @@ provider modules subclass it and hold only what their APIs do differently.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -23,6 +24,7 @@ from zerda.llm.base import (
     tool_output_text,
     without_sdk_retries,
 )
+from zerda.llm.batch import BatchStatus, ItemOutcome
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
@@ -34,6 +36,7 @@ from zerda.llm.errors import (
     malformed_response,
 )
 from zerda.llm.parts import is_parts, text_of
+from zerda.llm.providers import _batch_openai
 from zerda.llm.tools import (
     ToolCall,
     _get,
@@ -164,6 +167,89 @@ def _map_options(req: Request, max_tokens_field: str) -> dict[str, Any]:
         "stop": req.stop,
     }
     return {k: v for k, v in options.items() if v is not None}
+
+
+# The Stainless SDKs' per-call keyword arguments that are request options, not body fields,
+# and their names in the documented ``options=`` dict of ``client.post`` (RequestOptions).
+_REQUEST_OPTIONS = {
+    "extra_headers": "headers",
+    "extra_query": "params",
+    "extra_body": "extra_json",
+    "timeout": "timeout",
+}
+
+
+def _post(
+    client: Any, path: str, body: dict[str, Any], options: dict[str, Any], stream_cls: Any
+) -> Any:
+    """The body through ``client.post`` (sync or async client: the async one's returns the
+    awaitable), answered as parsed JSON (``cast_to=object``) or a stream of JSON chunks."""
+    return client.post(
+        path,
+        body=body,
+        options=options,
+        cast_to=object,
+        stream=bool(body.get("stream")),
+        stream_cls=stream_cls,
+    )
+
+
+_CREATE_PARAMETERS: dict[str, frozenset[str] | None] = {}
+
+
+def _create_parameters(sdk: Any) -> frozenset[str] | None:
+    """The keyword names the SDK's ``chat.completions.create`` takes (read once per SDK)."""
+    name = sdk.__name__
+    if name not in _CREATE_PARAMETERS:
+        resource = sdk.resources.chat.Completions
+        _CREATE_PARAMETERS[name] = signature_options(resource.create)
+    return _CREATE_PARAMETERS[name]
+
+
+def split_request(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``create()``-style keyword arguments as ``client.post``'s JSON body and options
+    (``timeout=None`` kept: it means no timeout; the ``extra_*`` ones only when given)."""
+    body: dict[str, Any] = {}
+    options: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        name = _REQUEST_OPTIONS.get(key)
+        if name is None:
+            body[key] = value
+        elif value is not None or key == "timeout":
+            options[name] = value
+    return body, options
+
+
+# --- batch -----------------------------------------------------------------------------
+
+
+def _batch_job_args(file_id: str, options: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "input_file_id": file_id,
+        "endpoint": _batch_openai.ENDPOINT,
+        "completion_window": "24h",
+        **options,
+    }
+
+
+def _result_files(batch: Any) -> list[str]:
+    """The output and error files of an ended job; a job not ended has no results yet."""
+    if _batch_openai.map_batch_status(batch).state == "in_progress":
+        raise _batch_openai.not_done(batch)
+    return [f for f in (batch.output_file_id, batch.error_file_id) if f]
+
+
+def _file_text(content: Any) -> str:
+    """A file's text: openai's content object has a ``text`` property, groq's response a
+    ``text()`` method."""
+    text = content.text
+    return str(text() if callable(text) else text)
+
+
+async def _file_text_async(content: Any) -> str:
+    text = content.text
+    value = text() if callable(text) else text
+    return str(await value if inspect.isawaitable(value) else value)
 
 
 # --- response --------------------------------------------------------------------------
@@ -299,6 +385,7 @@ class OpenAICompatInterface(BaseLLMInterface):
         self._client = without_sdk_retries(self._client)
         if async_client is not None:
             self._async_client = without_sdk_retries(async_client)
+            self._client_given = True
 
     # --- clients ---
 
@@ -309,10 +396,12 @@ class OpenAICompatInterface(BaseLLMInterface):
         return where, signature_options(client_class.__init__)
 
     def _make_client(self) -> Any:
-        return getattr(self.sdk, self.client_class)(**self._client_kwargs())
+        kwargs = self._with_rate_headers(self._client_kwargs(), is_async=False)
+        return getattr(self.sdk, self.client_class)(**kwargs)
 
     def _make_async_client(self) -> Any:
-        return getattr(self.sdk, self.async_client_class)(**self._client_kwargs())
+        kwargs = self._with_rate_headers(self._client_kwargs(), is_async=True)
+        return getattr(self.sdk, self.async_client_class)(**kwargs)
 
     # --- request ---
 
@@ -362,12 +451,34 @@ class OpenAICompatInterface(BaseLLMInterface):
 
     # --- calls ---
 
+    # Zerda's body is already the API's JSON: it goes out through the SDK's documented
+    # low-level ``client.post`` (README, "Undocumented endpoints"), which keeps the client's
+    # base URL, auth, headers, timeouts, retries, error classes, pool and SSE decoder but
+    # skips ``create()``'s TypedDict transformer (99% of a long history's CPU).
+    # ``cast_to=object`` hands back the parsed JSON as plain dicts, which the readers take.
+    chat_path: ClassVar[str] = "/chat/completions"
+
+    def _check_names(self, kwargs: dict[str, Any]) -> None:
+        """A keyword ``create()`` does not take is refused as ``create()`` would refuse it
+        (the same TypeError, turned into an invalid request naming it), before sending."""
+        accepted = _create_parameters(self.sdk)
+        unknown = [k for k in kwargs if k not in accepted] if accepted is not None else []
+        if unknown:
+            raise TypeError(f"create() got an unexpected keyword argument '{unknown[0]}'")
+
     def _call(self, kwargs: dict[str, Any]) -> Any:
-        return self._retrying(lambda: self.client.chat.completions.create(**kwargs))
+        self._check_names(kwargs)
+        body, options = split_request(kwargs)
+        stream_cls = self.sdk.Stream[object]  # type: ignore[union-attr]
+        return self._retrying(lambda: _post(self.client, self.chat_path, body, options, stream_cls))
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
-        client = self.async_client
-        return await self._retrying_async(lambda: client.chat.completions.create(**kwargs))
+        self._check_names(kwargs)
+        body, options = split_request(kwargs)
+        client, stream_cls = self.async_client, self.sdk.AsyncStream[object]  # type: ignore[union-attr]
+        return await self._retrying_async(
+            lambda: _post(client, self.chat_path, body, options, stream_cls)
+        )
 
     def _stream_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         return {**kwargs, "stream": True}
@@ -381,6 +492,49 @@ class OpenAICompatInterface(BaseLLMInterface):
     async def _open_stream_async(self, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
         async with await self._call_async(self._stream_kwargs(kwargs)) as stream:
             yield stream
+
+    # --- batch (traits.batch == "openai"; see _batch_openai) ---
+
+    def _batch_submit(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        upload = ("batch.jsonl", _batch_openai.map_batch_file(items), "application/jsonl")
+        file = self.client.files.create(file=upload, purpose="batch")
+        batch = self.client.batches.create(**_batch_job_args(file.id, options))
+        return str(batch.id)
+
+    async def _batch_submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        upload = ("batch.jsonl", _batch_openai.map_batch_file(items), "application/jsonl")
+        file = await self.async_client.files.create(file=upload, purpose="batch")
+        batch = await self.async_client.batches.create(**_batch_job_args(file.id, options))
+        return str(batch.id)
+
+    def _batch_poll(self, batch_id: str) -> BatchStatus:
+        return _batch_openai.map_batch_status(self.client.batches.retrieve(batch_id))
+
+    async def _batch_poll_async(self, batch_id: str) -> BatchStatus:
+        batch = await self.async_client.batches.retrieve(batch_id)
+        return _batch_openai.map_batch_status(batch)
+
+    def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        batch = self.client.batches.retrieve(batch_id)
+        files = _result_files(batch)
+        texts = [_file_text(self.client.files.content(f)) for f in files]
+        return _batch_openai.map_batch_output("\n".join(texts), self.provider)
+
+    async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        batch = await self.async_client.batches.retrieve(batch_id)
+        files = _result_files(batch)
+        texts = [await _file_text_async(await self.async_client.files.content(f)) for f in files]
+        return _batch_openai.map_batch_output("\n".join(texts), self.provider)
+
+    def _batch_cancel(self, batch_id: str) -> BatchStatus:
+        return _batch_openai.map_batch_status(self.client.batches.cancel(batch_id))
+
+    async def _batch_cancel_async(self, batch_id: str) -> BatchStatus:
+        return _batch_openai.map_batch_status(await self.async_client.batches.cancel(batch_id))
 
     # --- response ---
 

@@ -27,6 +27,7 @@ from zerda.llm.base import (
     tool_output_text,
     without_sdk_retries,
 )
+from zerda.llm.batch import BatchStatus, ItemOutcome
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
@@ -39,6 +40,7 @@ from zerda.llm.errors import (
     malformed_response,
 )
 from zerda.llm.parts import is_parts
+from zerda.llm.providers import _batch_anthropic
 from zerda.llm.tools import parse_anthropic_tool_calls, to_anthropic_tools
 
 if TYPE_CHECKING:
@@ -104,10 +106,12 @@ class AnthropicInterface(BaseLLMInterface):
     # --- clients --------------------------------------------------------------------------
 
     def _make_client(self) -> Any:
-        return self.sdk.Anthropic(**self._client_kwargs())  # type: ignore[union-attr]
+        kwargs = self._with_rate_headers(self._client_kwargs(), is_async=False)
+        return self.sdk.Anthropic(**kwargs)  # type: ignore[union-attr]
 
     def _make_async_client(self) -> Any:
-        return self.sdk.AsyncAnthropic(**self._client_kwargs())  # type: ignore[union-attr]
+        kwargs = self._with_rate_headers(self._client_kwargs(), is_async=True)
+        return self.sdk.AsyncAnthropic(**kwargs)  # type: ignore[union-attr]
 
     # --- request --------------------------------------------------------------------------
 
@@ -144,6 +148,53 @@ class AnthropicInterface(BaseLLMInterface):
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
         client = self.async_client
         return await self._retrying_async(lambda: client.messages.create(**kwargs))
+
+    # --- batch (Message Batches; see _batch_anthropic) -------------------------------------
+
+    def _batch_submit(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        _batch_anthropic.check_ids(items)
+        requests = _batch_anthropic.map_batch_requests(items)
+        return str(self.client.messages.batches.create(requests=requests, **options).id)
+
+    async def _batch_submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        _batch_anthropic.check_ids(items)
+        requests = _batch_anthropic.map_batch_requests(items)
+        batch = await self.async_client.messages.batches.create(requests=requests, **options)
+        return str(batch.id)
+
+    def _batch_poll(self, batch_id: str) -> BatchStatus:
+        return _batch_anthropic.map_batch_status(self.client.messages.batches.retrieve(batch_id))
+
+    async def _batch_poll_async(self, batch_id: str) -> BatchStatus:
+        batch = await self.async_client.messages.batches.retrieve(batch_id)
+        return _batch_anthropic.map_batch_status(batch)
+
+    def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        batches = self.client.messages.batches
+        self._check_ended(batches.retrieve(batch_id))
+        entries = batches.results(batch_id)
+        return dict(_batch_anthropic.map_batch_entry(e, self.provider) for e in entries)
+
+    async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        batches = self.async_client.messages.batches
+        self._check_ended(await batches.retrieve(batch_id))
+        entries = await batches.results(batch_id)
+        return dict([_batch_anthropic.map_batch_entry(e, self.provider) async for e in entries])
+
+    def _check_ended(self, batch: Any) -> None:
+        if batch.processing_status != "ended":
+            raise _batch_anthropic.not_done(batch)
+
+    def _batch_cancel(self, batch_id: str) -> BatchStatus:
+        return _batch_anthropic.map_batch_status(self.client.messages.batches.cancel(batch_id))
+
+    async def _batch_cancel_async(self, batch_id: str) -> BatchStatus:
+        batch = await self.async_client.messages.batches.cancel(batch_id)
+        return _batch_anthropic.map_batch_status(batch)
 
     # --- response -------------------------------------------------------------------------
 

@@ -102,6 +102,12 @@ class AWSInterface(BaseLLMInterface):
     provider = "bedrock"
     # https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html
     stream_final_event = "messageStop"
+    _live_attributes = (
+        *BaseLLMInterface._live_attributes,
+        "_session",
+        "_pool",
+        "_timeout_clients",
+    )
 
     def __init__(
         self,
@@ -129,6 +135,11 @@ class AWSInterface(BaseLLMInterface):
         self.profile = profile
         self.pool_size = pool_size
         self._access_key_id = aws_access_key_id
+        # Explicit credentials travel in a pickle; the credential chain's are found again
+        # by the session rebuilt in the process that loads it.
+        self._credentials = tuple(
+            Secret(s) if s else None for s in (aws_secret_access_key, aws_session_token)
+        )
         self._secrets = [Secret(s) for s in (aws_secret_access_key, aws_session_token) if s]
         for secret in self._secrets:
             _LOG_REDACTOR.add(secret.reveal())
@@ -139,7 +150,18 @@ class AWSInterface(BaseLLMInterface):
         if self._client is None:
             self._session = self._make_session(aws_secret_access_key, aws_session_token)
             self.region = self._resolve_region(region)
-        self._pool = ThreadPoolExecutor(max_workers=pool_size, thread_name_prefix="zerda-bedrock")
+        self._pool = self._make_pool()
+
+    def _restore_live(self) -> None:
+        super()._restore_live()
+        secret, token = (c.reveal() if c else None for c in self._credentials)
+        self._session = self._make_session(secret, token)
+        self._timeout_clients = {}
+        self._pool = self._make_pool()
+
+    def _make_pool(self) -> ThreadPoolExecutor:
+        # Threads start on the first async call, not here.
+        return ThreadPoolExecutor(max_workers=self.pool_size, thread_name_prefix="zerda-bedrock")
 
     def __repr__(self) -> str:
         return (

@@ -207,6 +207,7 @@ class OllamaInterface(BaseLLMInterface):
         super().__init__(model, **kwargs)
         if async_client is not None:
             self._async_client = async_client
+            self._client_given = True
 
     # --- clients ---
 
