@@ -36,7 +36,6 @@ def map_batch_file(items: list[tuple[str, dict[str, Any]]]) -> bytes:
         json.dumps(
             {"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": native},
             ensure_ascii=False,
-            default=str,
         )
         for cid, native in items
     ]
