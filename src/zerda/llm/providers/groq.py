@@ -21,6 +21,7 @@ class GroqInterface(OpenAICompatInterface):
     # The SDK marks max_tokens deprecated in favour of max_completion_tokens:
     # https://console.groq.com/docs/api-reference#chat-create
     max_tokens_field: ClassVar[str] = "max_completion_tokens"
+    chat_path: ClassVar[str] = "/openai/v1/chat/completions"  # as groq's create() posts
 
     def _chunk_usage(self, chunk: Any) -> Any:
         # Groq puts a stream's usage under x_groq on the last chunk (newer responses also

@@ -22,10 +22,10 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from zerda.llm._stream import StreamAccumulator
-from zerda.llm.base import Request
+from zerda.llm.base import Request, tool_output_text
 from zerda.llm.errors import ZerdaError
 from zerda.llm.parts import is_parts
-from zerda.llm.providers._openai_compat import _json_text, _stream_error, data_url
+from zerda.llm.providers._openai_compat import _stream_error, data_url
 from zerda.llm.providers.openai import OpenAIInterface
 from zerda.llm.tools import ToolCall, _get, _parse_json_arguments, to_openai_responses_tools
 
@@ -58,7 +58,7 @@ def _map_tool_call(call: dict[str, Any]) -> dict[str, Any]:
         "type": "function_call",
         "call_id": call["id"],
         "name": call["name"],
-        "arguments": _json_text(call["arguments"]),
+        "arguments": tool_output_text(call["arguments"]),
     }
 
 
@@ -89,7 +89,7 @@ def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
     # No is_error field exists on function_call_output: the output text itself says so.
     # Parts (a screenshot, a PDF) travel in the output itself, as input content parts.
     content = message["content"]
-    output = _map_content(content) if is_parts(content) else _json_text(content)
+    output = _map_content(content) if is_parts(content) else tool_output_text(content)
     return {"type": "function_call_output", "call_id": message["tool_call_id"], "output": output}
 
 
