@@ -228,6 +228,12 @@ def _check_arguments(
         raise TypeError(f"{owner}: raise_errors must be True or False, not {raise_errors!r}")
 
 
+def _secret_text(value: Any) -> Any:
+    """A secret option's text: the option itself, or the access token of a credentials
+    object (google.auth credentials keep theirs in ``.token``)."""
+    return value if isinstance(value, str) else getattr(value, "token", None)
+
+
 def tool_output_text(output: Any) -> str:
     """A tool's output as the text a provider's tool result carries: a string as it is,
     anything else (dict, list, number...) as JSON. The one rule for every provider whose
@@ -940,8 +946,9 @@ class BaseLLMInterface(abc.ABC):
 
     def _redact(self, text: str) -> str:
         """``text`` without the API key or any secret option of the row (an AWS secret key,
-        an access token) in it."""
-        secrets = [self.api_key, *(self.options.get(o) for o in self.spec.secret_options)]
+        an access token, the token a google.auth ``credentials`` object holds) in it."""
+        options = (self.options.get(o) for o in self.spec.secret_options)
+        secrets = [self.api_key, *(_secret_text(v) for v in options)]
         for secret in secrets:
             if isinstance(secret, str) and len(secret) >= 4:
                 text = text.replace(secret, "***")

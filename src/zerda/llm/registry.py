@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -226,6 +226,11 @@ _OPENAI_RESPONSES = ProviderSpec(
         tool_results=_RESPONSES_MEDIA,
         tool_media=True,
         reasoning="openai",
+        # text.format (json_schema, strict; or json_object), beside tools:
+        # https://platform.openai.com/docs/guides/structured-outputs?api-mode=responses
+        structured_output=("native", "tool"),
+        native_output_with_tools=".*",
+        strict_output_models=".*",
         parallel_tool_calls=True,
         # https://platform.openai.com/docs/api-reference/responses/create has no stop field.
         stop_sequences=False,
@@ -643,7 +648,8 @@ _AZURE = ProviderSpec(
     wire="azure",
     demo_model="gpt-4o-mini",  # a deployment name
     title="Azure OpenAI Chat Completions",
-    traits=_OPENAI_TRAITS,
+    # Azure's batch API needs a Global-Batch deployment and its own file routes: not mapped.
+    traits=replace(_OPENAI_TRAITS, batch=None),
     # The latest GA data-plane version:
     # https://learn.microsoft.com/azure/ai-services/openai/api-version-lifecycle
     defaults=MappingProxyType({"api_version": "2024-10-21"}),
@@ -679,7 +685,8 @@ _ANTHROPIC_BEDROCK = ProviderSpec(
     wire="anthropic-bedrock",
     demo_model="anthropic.claude-sonnet-4-6",
     title="Claude on AWS Bedrock (anthropic SDK)",
-    traits=_ANTHROPIC.traits,
+    # Message Batches are the Anthropic API's own; Bedrock batches through S3 jobs instead.
+    traits=replace(_ANTHROPIC.traits, batch=None),
 )
 _ANTHROPIC_VERTEX = ProviderSpec(
     name="anthropic-vertex",
@@ -689,12 +696,13 @@ _ANTHROPIC_VERTEX = ProviderSpec(
     sdk_package="anthropic",
     env_keys=(),
     auth="Google application default credentials (or `access_token=`), a region and a project",
-    secret_options=("access_token",),
+    secret_options=("access_token", "credentials"),
     default_base_url=None,  # https://{region}-aiplatform.googleapis.com/v1
     wire="anthropic-vertex",
     demo_model="claude-sonnet-4-6",
     title="Claude on Vertex AI (anthropic SDK)",
-    traits=_ANTHROPIC.traits,
+    # Vertex AI batches through its own batch prediction jobs, not Message Batches.
+    traits=replace(_ANTHROPIC.traits, batch=None),
 )
 _VERTEX = ProviderSpec(
     name="vertex",
@@ -704,6 +712,7 @@ _VERTEX = ProviderSpec(
     sdk_package="google-genai",
     env_keys=(),
     auth="Google application default credentials (or `credentials=`), a project and a location",
+    secret_options=("credentials",),
     default_base_url=None,  # https://{location}-aiplatform.googleapis.com
     wire="vertex",
     demo_model="gemini-2.5-flash",

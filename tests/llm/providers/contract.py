@@ -157,6 +157,28 @@ def _openai_call_ids(body: dict[str, Any]) -> list[str | None]:
     return ids
 
 
+def _responses_call_ids(body: dict[str, Any]) -> list[str | None]:
+    """The Responses API's rules: the system prompt is ``instructions``, never an input
+    message; every ``function_call_output`` answers a ``function_call`` before it by its
+    ``call_id``; every call is answered before the next message; arguments are JSON text."""
+    ids: list[str | None] = []
+    open_ids: list[str] = []
+    for item in body["input"]:
+        kind = item.get("type", "message")
+        if kind == "function_call_output":
+            assert item["call_id"] in open_ids, item
+            open_ids.remove(item["call_id"])
+        elif kind == "function_call":
+            json.loads(item["arguments"])
+            open_ids.append(item["call_id"])
+            ids.append(item["call_id"])
+        elif kind == "message":
+            assert item["role"] in ("user", "assistant"), item
+            assert open_ids == [], f"unanswered calls before {item}"
+    assert open_ids == []
+    return ids
+
+
 def _ollama_call_ids(body: dict[str, Any]) -> list[str | None]:
     """Ollama's rules: known roles, a system message only first, calls with a name and object arguments,
     each tool result naming the call it answers (in order) and carrying its id if any."""
@@ -290,6 +312,12 @@ _AWS_CODES = {
 }
 
 
+def _google_credentials(token: str) -> Any:
+    from google.oauth2.credentials import Credentials
+
+    return Credentials(token=token)
+
+
 @dataclass(frozen=True)
 class Wire:
     """What a wire protocol does its own way, as data."""
@@ -299,6 +327,8 @@ class Wire:
     error_codes: Mapping[int, str] = field(default_factory=dict)  # native code sent per status
     error_message: str = "{message}"  # how Zerda shows the server's message and code
     secret_option: str = "api_key"  # the constructor option holding the secret
+    # The option's value for a secret text (a credentials object holding it as its token).
+    secret_value: Callable[[str], Any] = str
     sdk_errors: str = ""  # the module the SDK's exceptions come from (empty: the wire's name)
 
 
@@ -322,6 +352,36 @@ WIRES: Mapping[str, Wire] = {
         _gemini_call_ids,
         error_codes=_GOOGLE_CODES,
         error_message="{code}: {message}",
+        sdk_errors="google.genai",
+    ),
+    # Responses streams carry usage in response.completed: nothing more to ask for.
+    "openai-responses": Wire(_responses_call_ids, _STREAM, sdk_errors="openai"),
+    # Azure's deployments speak the OpenAI wires through openai.AzureOpenAI.
+    "azure": Wire(
+        _openai_call_ids,
+        {"stream": True, "stream_options": {"include_usage": True}},
+        sdk_errors="openai",
+    ),
+    "azure-responses": Wire(_responses_call_ids, _STREAM, sdk_errors="openai"),
+    # InvokeModel takes the stream switch in its path (invoke-with-response-stream), not in
+    # the body; errors are Bedrock's, shown by the anthropic SDK without their code.
+    "anthropic-bedrock": Wire(
+        _anthropic_call_ids,
+        error_codes=_AWS_CODES,
+        secret_option="aws_secret_key",
+        sdk_errors="anthropic",
+    ),
+    # streamRawPredict, with "stream": true kept in the body.
+    "anthropic-vertex": Wire(
+        _anthropic_call_ids, _STREAM, secret_option="access_token", sdk_errors="anthropic"
+    ),
+    # No API key on Vertex AI: the secret is the access token of the credentials given.
+    "vertex": Wire(
+        _gemini_call_ids,
+        error_codes=_GOOGLE_CODES,
+        error_message="{code}: {message}",
+        secret_option="credentials",
+        secret_value=_google_credentials,
         sdk_errors="google.genai",
     ),
 }
@@ -858,7 +918,7 @@ class ProviderContract:
 
     def test_secret_never_shown(self, server: MockLLMServer, provider: str) -> None:
         option = wire(provider).secret_option
-        llm = self.build(server, provider, **{option: KEY})
+        llm = self.build(server, provider, **{option: wire(provider).secret_value(KEY)})
         server.enqueue_error(401, provider, message=f"Incorrect API key provided: {KEY}")
         got = llm.generate("hi")
         assert KEY not in repr(llm) and KEY not in str(llm)

@@ -8,6 +8,7 @@ provider modules subclass it and hold only what their APIs do differently.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator
@@ -197,16 +198,18 @@ def _post(
     )
 
 
-_CREATE_PARAMETERS: dict[str, frozenset[str] | None] = {}
+_CREATE_PARAMETERS: dict[tuple[str, str, str], frozenset[str] | None] = {}
 
 
-def _create_parameters(sdk: Any) -> frozenset[str] | None:
-    """The keyword names the SDK's ``chat.completions.create`` takes (read once per SDK)."""
-    name = sdk.__name__
-    if name not in _CREATE_PARAMETERS:
-        resource = sdk.resources.chat.Completions
-        _CREATE_PARAMETERS[name] = signature_options(resource.create)
-    return _CREATE_PARAMETERS[name]
+def _create_parameters(sdk: Any, resource: tuple[str, str]) -> frozenset[str] | None:
+    """The keyword names the SDK's ``create`` of ``resource`` (its module under
+    ``<sdk>.resources`` and its class, e.g. ``("chat", "Completions")``) takes, read once
+    per SDK."""
+    key = (sdk.__name__, *resource)
+    if key not in _CREATE_PARAMETERS:
+        module = importlib.import_module(f"{sdk.__name__}.resources.{resource[0]}")
+        _CREATE_PARAMETERS[key] = signature_options(getattr(module, resource[1]).create)
+    return _CREATE_PARAMETERS[key]
 
 
 def split_request(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -479,11 +482,13 @@ class OpenAICompatInterface(BaseLLMInterface):
     # skips ``create()``'s TypedDict transformer (99% of a long history's CPU).
     # ``cast_to=object`` hands back the parsed JSON as plain dicts, which the readers take.
     chat_path: ClassVar[str] = "/chat/completions"
+    # The SDK resource whose create() the body stands for: its module and class.
+    create_resource: ClassVar[tuple[str, str]] = ("chat", "Completions")
 
     def _check_names(self, kwargs: dict[str, Any]) -> None:
         """A keyword ``create()`` does not take is refused as ``create()`` would refuse it
         (the same TypeError, turned into an invalid request naming it), before sending."""
-        accepted = _create_parameters(self.sdk)
+        accepted = _create_parameters(self.sdk, self.create_resource)
         unknown = [k for k in kwargs if k not in accepted] if accepted is not None else []
         if unknown:
             raise TypeError(f"create() got an unexpected keyword argument '{unknown[0]}'")
@@ -576,12 +581,6 @@ class OpenAICompatInterface(BaseLLMInterface):
 
     def _map_stop_reason(self, native: Any) -> str:
         return _map_stop_reason(native)
-
-    def _make_result(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        result = super()._make_result(*args, **kwargs)
-        if self.traits.reasoning_fields:  # a row that reads reasoning always says it (§3)
-            result.setdefault("reasoning", None)
-        return result
 
     # --- streaming ---
 

@@ -22,8 +22,10 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from zerda.llm._stream import StreamAccumulator
+from zerda.llm._strict_schema import to_strict_schema
+from zerda.llm._structured import OutputSpec
 from zerda.llm.base import Request, tool_output_text
-from zerda.llm.errors import ZerdaError
+from zerda.llm.errors import ZerdaError, excerpt, malformed_response
 from zerda.llm.parts import is_parts
 from zerda.llm.providers._openai_compat import _stream_error, data_url
 from zerda.llm.providers.openai import OpenAIInterface
@@ -171,9 +173,23 @@ def _map_tool_choice(choice: str | dict[str, str]) -> Any:
     return choice
 
 
+def _map_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """Flat function items; a tool that says ``"strict": True`` is sent strict, its schema
+    made strict (https://platform.openai.com/docs/guides/function-calling#strict-mode)."""
+    mapped = to_openai_responses_tools(tools)
+    if not mapped or not tools:
+        return mapped
+    return [_strict_tool(m) if t.get("strict") else m for t, m in zip(tools, mapped, strict=True)]
+
+
+def _strict_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    parameters = to_strict_schema(tool["parameters"], f"tool {tool['name']!r}")
+    return {**tool, "parameters": parameters, "strict": True}
+
+
 def _map_tool_options(req: Request) -> dict[str, Any]:
     """tools, tool_choice and parallel_tool_calls (the last two only with tools)."""
-    tools = to_openai_responses_tools(req.tools)
+    tools = _map_tools(req.tools)
     if not tools:
         return {}
     options: dict[str, Any] = {"tools": tools}
@@ -192,6 +208,21 @@ def _map_options(req: Request) -> dict[str, Any]:
         "top_p": req.top_p,
     }
     return {k: v for k, v in options.items() if v is not None}
+
+
+def _map_text_format(output: OutputSpec) -> dict[str, Any]:
+    """``text.format``: ``json_object`` for "json", else a ``json_schema`` format (flat: name,
+    schema, strict beside ``type``), strict with the schema made strict where the row says so
+    (https://platform.openai.com/docs/guides/structured-outputs?api-mode=responses)."""
+    if output.schema is None:
+        return {"text": {"format": {"type": "json_object"}}}
+    owner = f"response_format {output.name!r}"
+    schema = to_strict_schema(output.schema, owner) if output.strict else output.schema
+    fmt: dict[str, Any] = {"type": "json_schema", "name": output.name, "schema": schema}
+    if output.description:
+        fmt["description"] = output.description
+    fmt["strict"] = output.strict
+    return {"text": {"format": fmt}}
 
 
 def _map_storage(model: str) -> dict[str, Any]:
@@ -265,14 +296,9 @@ def _map_usage(usage: Any) -> dict[str, Any] | None:
     reasoning ones. https://platform.openai.com/docs/api-reference/responses/object#responses/object-usage"""
     if not usage:
         return None
-    inputs = _get(usage, "input_tokens_details")
-    outputs = _get(usage, "output_tokens_details")
     return {
         "input_tokens": _count(_get(usage, "input_tokens")),
         "output_tokens": _count(_get(usage, "output_tokens")),
-        "cache_read_tokens": _count(_get(inputs, "cached_tokens")),
-        "cache_write_tokens": _count(_get(inputs, "cache_write_tokens")),
-        "reasoning_tokens": _count(_get(outputs, "reasoning_tokens")),
     }
 
 
@@ -328,6 +354,12 @@ class OpenAIResponsesInterface(OpenAIInterface):
 
     provider = "openai-responses"
     max_tokens_field: ClassVar[str] = "max_output_tokens"
+    # The body goes out through client.post, as Chat Completions' does (_openai_compat):
+    # POST {base_url}/responses, unknown keywords refused as responses.create() would.
+    chat_path: ClassVar[str] = "/responses"
+    create_resource: ClassVar[tuple[str, str]] = ("responses", "Responses")
+    # https://platform.openai.com/docs/api-reference/responses-streaming/response/completed
+    stream_final_event = "response.completed, response.incomplete or response.failed"
 
     # --- request ---
 
@@ -339,17 +371,14 @@ class OpenAIResponsesInterface(OpenAIInterface):
             **_map_tool_options(req),
             **_map_options(req),
             **_map_storage(str(self.model)),
+            **self._map_timeout(req.timeout),
+            **self._native_output(req),
         }
         kwargs.update(req.native)
         return kwargs
 
-    # --- calls ---
-
-    def _call(self, kwargs: dict[str, Any]) -> Any:
-        return self.client.responses.create(**kwargs)
-
-    async def _call_async(self, kwargs: dict[str, Any]) -> Any:
-        return await self.async_client.responses.create(**kwargs)
+    def _map_response_format(self, output: OutputSpec) -> dict[str, Any]:
+        return _map_text_format(output)
 
     def _stream_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         return {**kwargs, "stream": True}  # usage always comes with response.completed
@@ -357,6 +386,9 @@ class OpenAIResponsesInterface(OpenAIInterface):
     # --- response ---
 
     def _map_response(self, raw: Any) -> dict[str, Any]:
+        if not isinstance(_get(raw, "output"), list):
+            # The SDK hands over any JSON ({} included), or an HTML page as text, unchecked.
+            raise malformed_response(self.provider, f"no 'output' list in {excerpt(raw)}")
         if _get(raw, "status") == "failed":
             raise _failure(raw, self.provider)
         items = list(_get(raw, "output") or [])
@@ -373,11 +405,6 @@ class OpenAIResponsesInterface(OpenAIInterface):
 
     def _map_stop_reason(self, native: Any) -> str:
         return _STOP_REASONS.get(native, "other") if isinstance(native, str) else "other"
-
-    def _make_result(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        result = super()._make_result(*args, **kwargs)
-        result.setdefault("reasoning", None)  # DESIGN §3: always present here
-        return result
 
     # --- streaming ---
 
@@ -421,6 +448,7 @@ class OpenAIResponsesInterface(OpenAIInterface):
         events += acc.end_all_calls()
         items = [state["items"][i] for i in sorted(state["items"])]
         acc.native_stop = _native_stop(response, items)
+        acc.finished = True
         acc.usage = _map_usage(_get(response, "usage"))
         acc.provider_data = _map_provider_data(items, self.provider) or {}
         return events
