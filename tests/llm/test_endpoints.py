@@ -458,10 +458,30 @@ def test_rows_on_a_shared_shape_send_the_same_parts(server: MockLLMServer, name:
     assert _sent(server, name)[field] == _sent(server, base)[field]
 
 
-@pytest.mark.parametrize("name", COMPATIBLE)
+TEXT_ONLY = [n for n in COMPATIBLE if not registry.get(n).traits.user.parts]
+WITH_IMAGES = [n for n in COMPATIBLE if n not in TEXT_ONLY]
+
+
+def test_deepseek_is_the_text_only_row() -> None:
+    assert TEXT_ONLY == ["deepseek"]
+
+
+@pytest.mark.parametrize("name", TEXT_ONLY)
 def test_text_only_rows_refuse_media_naming_themselves(server: MockLLMServer, name: str) -> None:
     server.reset()
     result = make(server, name).generate(WITH_IMAGE, tools=[WEATHER])
     assert result["error"]["type"] == "invalid_request"
     assert f"{name} does not take image parts" in result["error"]["message"]
     assert server.requests_for(name) == []
+
+
+@pytest.mark.parametrize("name", WITH_IMAGES)
+def test_compatible_rows_send_tool_images_in_a_user_message(
+    server: MockLLMServer, name: str
+) -> None:
+    """Chat Completions tool messages take text: the image follows the results as an
+    image_url part of a user message, as on OpenAI."""
+    sent = _sent(server, name)["messages"]
+    assert sent == _sent(server, "openai")["messages"]
+    assert sent[-1]["role"] == "user"
+    assert [p["type"] for p in sent[-1]["content"]][-1] == "image_url"

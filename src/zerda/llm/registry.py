@@ -539,6 +539,13 @@ def _compatible(
 
 _LOCAL = "none (a local server; `api_key=` when it was started with one)"
 
+# Chat Completions image_url parts (a data URI or a URL), which these services take for their
+# vision models (a text-only model answers 400, as on OpenAI); tool messages take text, so
+# images from tools travel in a user message after the results.
+_COMPATIBLE_IMAGES = Media(
+    parts=frozenset({"image"}), media_types=_frozen({"image": _IMAGES}), urls=frozenset({"image"})
+)
+
 _OPENROUTER = _compatible(
     "openrouter",
     "OpenRouter (OpenAI-compatible)",
@@ -550,6 +557,8 @@ _OPENROUTER = _compatible(
     reasoning_fields=("reasoning",),
     max_tokens_field="max_tokens",
     parallel_tool_calls=True,
+    # https://openrouter.ai/docs/features/multimodal/images: image_url, URL or base64.
+    user=_COMPATIBLE_IMAGES,
 )
 _DEEPSEEK = _compatible(
     "deepseek",
@@ -559,7 +568,8 @@ _DEEPSEEK = _compatible(
     "deepseek-chat",
     # https://api-docs.deepseek.com/guides/reasoning_model: the reasoning is the message's
     # (and delta's) reasoning_content; the API documents max_tokens, not
-    # max_completion_tokens, and no parallel_tool_calls switch.
+    # max_completion_tokens, and no parallel_tool_calls switch. Text only: an image_url part
+    # gets 400 "unknown variant `image_url`, expected `text`".
     reasoning_fields=("reasoning_content",),
     max_tokens_field="max_tokens",
 )
@@ -573,6 +583,8 @@ _XAI = _compatible(
     # https://docs.x.ai/docs/guides/function-calling: parallel_tool_calls.
     reasoning_fields=("reasoning_content",),
     parallel_tool_calls=True,
+    # https://docs.x.ai/docs/guides/image-understanding: image_url, URL or base64.
+    user=_COMPATIBLE_IMAGES,
 )
 _TOGETHER = _compatible(
     "together",
@@ -584,6 +596,8 @@ _TOGETHER = _compatible(
     # return "reasoning"; no parallel_tool_calls switch documented.
     reasoning_fields=("reasoning",),
     max_tokens_field="max_tokens",
+    # https://docs.together.ai/docs/vision-overview: image_url, URL or base64.
+    user=_COMPATIBLE_IMAGES,
 )
 _FIREWORKS = _compatible(
     "fireworks",
@@ -596,6 +610,8 @@ _FIREWORKS = _compatible(
     reasoning_fields=("reasoning_content",),
     max_tokens_field="max_tokens",
     tool_choice_required="any",
+    # https://docs.fireworks.ai/guides/querying-vision-language-models: image_url.
+    user=_COMPATIBLE_IMAGES,
 )
 _CEREBRAS = _compatible(
     "cerebras",
@@ -607,6 +623,8 @@ _CEREBRAS = _compatible(
     # the message, max_completion_tokens, parallel_tool_calls.
     reasoning_fields=("reasoning",),
     parallel_tool_calls=True,
+    # https://inference-docs.cerebras.ai/capabilities/vision: image_url on vision models.
+    user=_COMPATIBLE_IMAGES,
 )
 _VLLM = _compatible(
     "vllm",
@@ -619,6 +637,8 @@ _VLLM = _compatible(
     # (renamed "reasoning" in newer servers); tool_choice auto/none/required/named.
     reasoning_fields=("reasoning_content", "reasoning"),
     parallel_tool_calls=True,
+    # https://docs.vllm.ai/en/latest/features/multimodal_inputs.html: image_url.
+    user=_COMPATIBLE_IMAGES,
 )
 _LMSTUDIO = _compatible(
     "lmstudio",
@@ -631,6 +651,8 @@ _LMSTUDIO = _compatible(
     # only; reasoning_content (or "reasoning") when the server separates it.
     reasoning_fields=("reasoning_content", "reasoning"),
     tool_choice=frozenset({"auto", "none", "required"}),
+    # https://lmstudio.ai/docs/app/api/endpoints/openai: base64 image_url on VLMs.
+    user=replace(_COMPATIBLE_IMAGES, urls=frozenset()),
 )
 
 # --- the same APIs through cloud platforms -----------------------------------------------
