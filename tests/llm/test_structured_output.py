@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from zerda.llm import OutputValidationError, create_interface
+from zerda.llm import OutputValidationError, create_interface, registry
 from zerda.llm.registry import NAMES
 from zerda.testing import MockLLMServer
 
@@ -185,7 +185,77 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "generationConfig": {},
     },
 }
-CASES = [(p, mode) for p in NAMES for mode in ("native", "tool")]
+
+# The rows on a shared wire send their parent's body, with what differs written here.
+RESPONSES_TOOL = {
+    "type": "function",
+    "name": "City",
+    "parameters": RAW,
+    "strict": False,
+    "description": "A city.",
+}
+EXPECTED["openai-responses/native"] = {
+    "model": "test-model",
+    "input": USER_OPENAI,
+    "store": False,
+    "text": {
+        "format": {
+            "type": "json_schema",
+            "name": "City",
+            "schema": STRICT,
+            "description": "A city.",
+            "strict": True,
+        }
+    },
+}
+EXPECTED["openai-responses/tool"] = {
+    "model": "test-model",
+    "input": USER_OPENAI,
+    "tools": [RESPONSES_TOOL],
+    "tool_choice": {"type": "function", "name": "City"},
+    "store": False,
+}
+# anthropic 2.x's AnthropicBedrock / AnthropicVertex put the model in the URL and the API
+# version in the body.
+ANTHROPIC_VERSION = "2026-10-21"
+# Chat Completions services with no strict dialect get the schema as given.
+SCHEMA_AS_GIVEN = {
+    "type": "json_schema",
+    "json_schema": {"name": "City", "schema": RAW, "description": "A city."},
+}
+for _mode in ("native", "tool"):
+    EXPECTED[f"azure/{_mode}"] = EXPECTED[f"openai/{_mode}"]
+    EXPECTED[f"azure-responses/{_mode}"] = EXPECTED[f"openai-responses/{_mode}"]
+    EXPECTED[f"vertex/{_mode}"] = EXPECTED[f"gemini/{_mode}"]
+    for _cloud in ("anthropic-bedrock", "anthropic-vertex"):
+        _body = {k: v for k, v in EXPECTED[f"anthropic/{_mode}"].items() if k != "model"}
+        EXPECTED[f"{_cloud}/{_mode}"] = {**_body, "anthropic_version": ANTHROPIC_VERSION}
+    for _row in ("openrouter", "deepseek", "xai", "together", "fireworks", "cerebras", "vllm"):
+        EXPECTED[f"{_row}/tool"] = EXPECTED["openai/tool"]
+        EXPECTED[f"{_row}/native"] = {
+            "model": "test-model",
+            "messages": USER_OPENAI,
+            "response_format": SCHEMA_AS_GIVEN,
+        }
+# google-genai's Vertex AI converter sends tool_config's keys as they are (proto field names,
+# which the API reads as it reads camelCase).
+EXPECTED["vertex/tool"] = {
+    **EXPECTED["gemini/tool"],
+    "toolConfig": {"functionCallingConfig": {"allowed_function_names": ["City"], "mode": "ANY"}},
+}
+# Fireworks forces a call with "any" (its row's tool_choice_required): alone the answer tool
+# is named, as everywhere.
+EXPECTED["lmstudio/native"] = EXPECTED["openrouter/native"]
+# LM Studio cannot name a tool_choice: "required" forces the answer tool, the only one.
+EXPECTED["lmstudio/tool"] = {**EXPECTED["openai/tool"], "tool_choice": "required"}
+del EXPECTED["deepseek/native"]  # json_object only: a schema's answer comes in a tool
+
+CASES = [
+    (p, mode)
+    for p in NAMES
+    for mode in ("native", "tool")
+    if mode in registry.get(p).traits.structured_output
+]
 
 
 @pytest.fixture(scope="module")

@@ -157,11 +157,15 @@ def normalize_tools(tools: Sequence[Any] | None) -> list[dict[str, Any]] | None:
 
 
 def with_answer_tool(
-    output: OutputSpec, tools: list[dict[str, Any]] | None, choice: Any, can_require: bool
+    output: OutputSpec,
+    tools: list[dict[str, Any]] | None,
+    choice: Any,
+    can_require: bool,
+    can_name: bool = True,
 ) -> tuple[list[dict[str, Any]], Any]:
     """Tools and tool_choice for tool-mode structured output: the answer tool added and
-    forced (alone it is named; beside the caller's tools any call is required, so the model
-    may still use them first)."""
+    forced (alone it is named, or required where a named choice cannot be sent; beside the
+    caller's tools any call is required, so the model may still use them first)."""
     from zerda.llm._structured import answer_tool
 
     tool = answer_tool(output)
@@ -174,7 +178,7 @@ def with_answer_tool(
             raise InvalidRequestError(
                 f"tool_choice {choice!r}: the answer of response_format comes in a forced tool"
             )
-        return [tool], {"name": tool["name"]}
+        return [tool], {"name": tool["name"]} if can_name or not can_require else "required"
     if choice == "none":
         raise InvalidRequestError(
             "tool_choice 'none' leaves no way to give the response_format answer (tool mode)"
@@ -425,7 +429,11 @@ def prepare(
     check_tool_names(unified_tools, spec)
     if output is not None and output.mode == "tool":
         unified_tools, tool_choice = with_answer_tool(
-            output, unified_tools, tool_choice, "required" in traits.tool_choice
+            output,
+            unified_tools,
+            tool_choice,
+            "required" in traits.tool_choice,
+            "name" in traits.tool_choice,
         )
     checked = validate_messages(messages)
     resolved = resolve_tool_ids(checked, tool_id, repair=repair)

@@ -532,7 +532,7 @@ def _compatible(
         wire="openai",
         demo_model=demo_model,
         title=title,
-        traits=Traits(reasoning="openai", structured_output=("native", "tool"), **traits),
+        traits=Traits(**{"reasoning": "openai", "structured_output": ("native", "tool"), **traits}),
         defaults=MappingProxyType({"base_url": base_url}),
     )
 
@@ -572,6 +572,9 @@ _DEEPSEEK = _compatible(
     # gets 400 "unknown variant `image_url`, expected `text`".
     reasoning_fields=("reasoning_content",),
     max_tokens_field="max_tokens",
+    # https://api-docs.deepseek.com/guides/json_mode: json_object only, no json_schema, so a
+    # schema's answer comes in a tool ("json" too: one mode for every response_format).
+    structured_output=("tool",),
 )
 _XAI = _compatible(
     "xai",
@@ -651,6 +654,8 @@ _LMSTUDIO = _compatible(
     # only; reasoning_content (or "reasoning") when the server separates it.
     reasoning_fields=("reasoning_content", "reasoning"),
     tool_choice=frozenset({"auto", "none", "required"}),
+    # https://lmstudio.ai/docs/app/api/structured-output: response_format json_schema only.
+    json_mode=False,
     # https://lmstudio.ai/docs/app/api/endpoints/openai: base64 image_url on VLMs.
     user=replace(_COMPATIBLE_IMAGES, urls=frozenset()),
 )

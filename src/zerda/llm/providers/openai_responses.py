@@ -426,12 +426,10 @@ class OpenAIResponsesInterface(OpenAIInterface):
             return []
         key = _get(event, "output_index")
         events = acc.start_call(key, _get(item, "call_id"), _get(item, "name") or "")
-        acc.add_arguments(key, _get(item, "arguments"))
-        return events
+        return events + acc.add_arguments(key, _get(item, "arguments"))
 
     def _on_arguments(self, acc: StreamAccumulator, event: Any) -> list[Event]:
-        acc.add_arguments(_get(event, "output_index"), _get(event, "delta"))
-        return []
+        return acc.add_arguments(_get(event, "output_index"), _get(event, "delta"))
 
     def _on_item_done(self, acc: StreamAccumulator, event: Any) -> list[Event]:
         return _item_done(acc, _get(event, "output_index"), _get(event, "item"))
@@ -478,8 +476,9 @@ def _item_done(acc: StreamAccumulator, index: Any, item: Any) -> list[Event]:
         open_call = acc.open_call(index)
         if open_call is not None:
             open_call.id = _get(item, "call_id") or open_call.id
-            open_call.name = _get(item, "name") or open_call.name
-            open_call.arguments = _get(item, "arguments")
+            events += acc.name_call(index, _get(item, "name") or "")
+            if not open_call.fragments:  # no deltas came: the done item's arguments
+                open_call.arguments = _get(item, "arguments")
         return events + acc.end_call(index)
     if index in state["streamed"]:
         return []
