@@ -32,6 +32,10 @@ from zerda.llm import create_interface
 
 name, options = sys.argv[1], json.loads(sys.argv[2])
 runs = int(sys.argv[3])
+if "credentials_token" in options:  # Vertex AI's credentials object, sent as its token
+    from google.oauth2.credentials import Credentials
+
+    options["credentials"] = Credentials(token=options.pop("credentials_token"))
 
 
 def fds():
@@ -94,7 +98,10 @@ def server() -> Iterator[MockLLMServer]:
 def test_reuse_across_asyncio_runs_keeps_files_flat_and_stderr_empty(
     server: MockLLMServer, name: str
 ) -> None:
-    options = json.dumps(server.client_options(name))
+    given = server.client_options(name)
+    if "credentials" in given:  # a google.auth object: the child rebuilds it from its token
+        given["credentials_token"] = given.pop("credentials").token
+    options = json.dumps(given)
     child = subprocess.run(
         [sys.executable, "-c", CHILD, name, options, str(RUNS)],
         capture_output=True,

@@ -27,6 +27,12 @@ SDK_OPTION = {
     "anthropic": {"default_headers": {"x-zerda-test": "1"}},
     "bedrock": {"use_ssl": False},
     "gemini": {"http_options": {"headers": {"x-zerda-test": "1"}}},
+    "openai-responses": {"default_headers": {"x-zerda-test": "1"}},
+    "azure": {"default_headers": {"x-zerda-test": "1"}},
+    "azure-responses": {"default_headers": {"x-zerda-test": "1"}},
+    "anthropic-bedrock": {"default_headers": {"x-zerda-test": "1"}},
+    "anthropic-vertex": {"default_headers": {"x-zerda-test": "1"}},
+    "vertex": {"http_options": {"headers": {"x-zerda-test": "1"}}},
 }
 
 
@@ -190,6 +196,18 @@ NATIVE = {
         lambda body: body["additionalModelRequestFields"] == {"top_k": 5},
     ),
     "gemini": ({"seed": 7}, lambda body: body["generationConfig"]["seed"] == 7),
+    "openai-responses": ({"truncation": "auto"}, lambda body: body["truncation"] == "auto"),
+    "azure": ({"seed": 7}, lambda body: body["seed"] == 7),
+    "azure-responses": ({"truncation": "auto"}, lambda body: body["truncation"] == "auto"),
+    "anthropic-bedrock": (
+        {"metadata": {"user_id": "u1"}},
+        lambda body: body["metadata"] == {"user_id": "u1"},
+    ),
+    "anthropic-vertex": (
+        {"metadata": {"user_id": "u1"}},
+        lambda body: body["metadata"] == {"user_id": "u1"},
+    ),
+    "vertex": ({"seed": 7}, lambda body: body["generationConfig"]["seed"] == 7),
 }
 
 

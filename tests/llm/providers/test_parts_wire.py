@@ -750,6 +750,12 @@ RECEIVER_IMAGE |= {
     "anthropic-vertex": RECEIVER_IMAGE["anthropic"],
     "vertex": RECEIVER_IMAGE["gemini"],
 }
+# The OpenAI-compatible rows that take images: OpenAI's image_url data URLs.
+RECEIVER_IMAGE |= {
+    n: RECEIVER_IMAGE["openai"]
+    for n in NAMES
+    if registry.get(n).cls == registry.get("openai").cls and registry.get(n).traits.user.parts
+}
 
 
 @pytest.mark.parametrize("receiver", MEDIA_ROWS)
