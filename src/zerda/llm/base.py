@@ -64,6 +64,7 @@ from zerda.llm.errors import (
     ZerdaError,
     error_result,
 )
+from zerda.llm.reasoning import Plan, check_reasoning, plan_reasoning
 from zerda.llm.tools import ToolCall, tool_calls_to_dicts
 
 # Kept importable from here for callers of the first round.
@@ -655,13 +656,15 @@ class BaseLLMInterface(abc.ABC):
         *,
         response_format: Any = None,
         structured_output: Any = None,
+        reasoning: Any = None,
         **kwargs: Any,
     ) -> Request:
         """Checks everything that can be checked before a request is sent
         (:func:`zerda.llm._request.prepare`, against this interface's row), with the
-        response_format and the mode it travels in (DESIGN.md §13)."""
+        response_format and the mode it travels in (DESIGN.md §13), and ``reasoning=``
+        against this model's family (DESIGN.md §11)."""
         output = self._output_spec(response_format, structured_output, bool(kwargs.get("tools")))
-        return prepare(
+        req = prepare(
             self.spec,
             self._tool_id,
             messages,
@@ -669,6 +672,8 @@ class BaseLLMInterface(abc.ABC):
             output=output,
             **kwargs,
         )
+        plan = self._plan_reasoning(reasoning, req.max_tokens, req.tool_choice)
+        return replace(req, reasoning=plan) if plan is not None else req
 
     def _tool_results_media(self) -> registry.Media:
         """What this model's tool results carry natively: the row's ``tool_results``
@@ -702,6 +707,17 @@ class BaseLLMInterface(abc.ABC):
         except ValueError as exc:  # a schema that cannot be made strict
             raise InvalidRequestError(str(exc), provider=self.provider) from None
 
+    def _plan_reasoning(self, reasoning: Any, max_tokens: int | None, choice: Any) -> Plan | None:
+        """``reasoning=`` checked against this model's family, once for every provider."""
+        forced = choice == "required" or isinstance(choice, dict)
+        return plan_reasoning(
+            self.traits.reasoning,
+            str(self.model),
+            check_reasoning(reasoning),
+            max_tokens=max_tokens,
+            forced_tool_choice=forced,
+        )
+
     def _check_tool_names(self, tools: list[dict[str, Any]] | None) -> None:
         check_tool_names(tools, self.spec)
 
@@ -717,8 +733,10 @@ class BaseLLMInterface(abc.ABC):
         native_stop: Any,
         usage: dict[str, Any] | None,
         provider_data: dict[str, Any] | None = None,
+        reasoning: str | None = None,
     ) -> dict[str, Any]:
-        """The result shape of DESIGN.md §3, the same from generate and from stream."""
+        """The result shape of DESIGN.md §3, the same from generate and from stream;
+        ``reasoning`` is the reasoning text shown ("" counts as none)."""
         tool_calls = tool_calls_to_dicts(calls)
         # Providers say "stop" with calls present (forced tool_choice, Gemini, Ollama).
         stop_reason = "tool_use" if tool_calls else self._map_stop_reason(native_stop)
@@ -732,6 +750,7 @@ class BaseLLMInterface(abc.ABC):
             "tool_calls": tool_calls,
             "stop_reason": stop_reason,
             "usage": usage,
+            "reasoning": reasoning or None,
             "message": message,
         }
         if provider_data:
@@ -759,7 +778,11 @@ class BaseLLMInterface(abc.ABC):
         return text.replace(key, "***") if key and len(key) >= 4 else text
 
     def _fail(
-        self, exc: BaseException, raise_errors: bool | None, content: str | None = None
+        self,
+        exc: BaseException,
+        raise_errors: bool | None,
+        content: str | None = None,
+        reasoning: str | None = None,
     ) -> dict[str, Any]:
         err = self._to_error(exc)
         logger.debug("%s call failed: %s", self.provider, err.message)
@@ -767,14 +790,15 @@ class BaseLLMInterface(abc.ABC):
             if err is exc:
                 raise err
             raise err from exc
-        return error_result(err, content)
+        return error_result(err, content, reasoning)
 
     def _stream_failed(
-        self, span: Any, exc: BaseException, raise_errors: bool | None, content: str | None
+        self, span: Any, exc: BaseException, raise_errors: bool | None, acc: StreamAccumulator
     ) -> dict[str, Any]:
-        """:meth:`_fail` for a stream; a raised error ends the stream's span first."""
+        """:meth:`_fail` for a stream, keeping the text and reasoning received; a raised
+        error ends the stream's span first."""
         try:
-            return self._fail(exc, raise_errors, content)
+            return self._fail(exc, raise_errors, acc.content, acc.reasoning_text)
         except ZerdaError as err:
             _telemetry.end_chat(span, None, err)
             raise
@@ -816,7 +840,7 @@ class BaseLLMInterface(abc.ABC):
         self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         """One call. Arguments: DESIGN.md §3 (system, tools, tool_choice, max_tokens,
-        temperature, top_p, stop, parallel_tool_calls, timeout, **native)."""
+        temperature, top_p, stop, parallel_tool_calls, timeout, reasoning, **native)."""
         self._check_open()
         with _telemetry.chat(self, messages, kwargs) as span:
             req = None
@@ -845,7 +869,7 @@ class BaseLLMInterface(abc.ABC):
     def stream(
         self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
     ) -> Iterator[dict[str, Any]]:
-        """Yields text and tool_call events, then always a done event (DESIGN.md §7)."""
+        """Yields text, reasoning and tool_call events, then always a done event (DESIGN.md §7)."""
         self._check_open()
         acc = StreamAccumulator()
         span = _telemetry.start_chat(self, messages, kwargs)
@@ -862,7 +886,7 @@ class BaseLLMInterface(abc.ABC):
             _telemetry.end_chat(span, None, None)
             raise
         except Exception as exc:
-            result = self._stream_failed(span, exc, raise_errors, acc.content)
+            result = self._stream_failed(span, exc, raise_errors, acc)
         except BaseException as exc:  # cancelled, interrupted
             _telemetry.end_chat(span, None, exc)
             raise
@@ -892,7 +916,7 @@ class BaseLLMInterface(abc.ABC):
             _telemetry.end_chat(span, None, None)
             raise
         except Exception as exc:
-            result = self._stream_failed(span, exc, raise_errors, acc.content)
+            result = self._stream_failed(span, exc, raise_errors, acc)
         except BaseException as exc:  # cancelled, interrupted
             _telemetry.end_chat(span, None, exc)
             raise

@@ -25,6 +25,7 @@ from zerda.llm import errors
 from zerda.llm.providers import create_interface
 from zerda.llm.providers._openai_compat import _map_stop_reason
 from zerda.llm.tools import _parse_json_arguments
+from zerda.llm.usage import make_usage
 from zerda.testing import MockLLMServer
 
 FIXTURES = Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures"
@@ -105,11 +106,9 @@ def _result(content: Any, calls: list[dict[str, Any]], stop: str, usage: Any) ->
         "tool_calls": calls,
         "stop_reason": stop,
         "usage": usage,
+        "reasoning": None,
         "message": message,
     }
-
-
-USAGE = {"input_tokens": 10, "output_tokens": 5}
 
 
 # --- request bodies ----------------------------------------------------------------------
@@ -304,6 +303,8 @@ class OpenAILikeContract(RequestBodies):
     stream_extra: ClassVar[dict[str, Any]] = {"stream": True}
     mistral_messages: ClassVar[bool] = False
     native_example: ClassVar[dict[str, Any]] = {"seed": 7}  # an argument Zerda does not model
+    # The cache and reasoning counts the mock reports beside prompt and completion tokens.
+    usage_details: ClassVar[dict[str, int]] = {}
     id_pattern: ClassVar[str] = r"[A-Za-z0-9_\-]{1,64}"
     # producer -> the two ids the history's calls are sent with
     history_ids: ClassVar[dict[str, tuple[str, str]]] = {
@@ -340,15 +341,20 @@ class OpenAILikeContract(RequestBodies):
 
     # --- result mapping ---
 
+    def usage(self, prompt: int = 10, completion: int = 5) -> dict[str, Any]:
+        """The result's usage for the mock's counts (10 and 5 by default)."""
+        details = {"cache_read": None, "reasoning": None, **self.usage_details}
+        return make_usage(prompt, completion, **details)
+
     def test_text_result(self, server: MockLLMServer) -> None:
         server.enqueue(self.provider, text="Hello.", usage={"input_tokens": 7, "output_tokens": 2})
         result = self.make(server).generate("hi")
-        assert result == _result("Hello.", [], "end_turn", {"input_tokens": 7, "output_tokens": 2})
+        assert result == _result("Hello.", [], "end_turn", self.usage(7, 2))
 
     def test_parallel_tool_calls_result(self, server: MockLLMServer) -> None:
         server.enqueue(self.provider, tool_calls=_calls("get_weather", "get_time"))
         result = self.make(server).generate("hi", tools=[WEATHER, TIME])
-        assert result == _result(None, _calls("get_weather", "get_time"), "tool_use", USAGE)
+        assert result == _result(None, _calls("get_weather", "get_time"), "tool_use", self.usage())
 
     def test_stop_with_calls_present_is_tool_use(self, server: MockLLMServer) -> None:
         # OpenAI says "stop" when tool_choice forces a function.
@@ -405,6 +411,7 @@ class OpenAILikeContract(RequestBodies):
             "tool_calls": [],
             "stop_reason": "error",
             "usage": None,
+            "reasoning": None,
             "message": None,
             "error": {
                 "type": kind,
@@ -513,7 +520,7 @@ class OpenAILikeContract(RequestBodies):
         assert len(texts) == 4 and "".join(texts) == "Hello there, friend."
         assert events[-1] == {
             "type": "done",
-            "result": _result("Hello there, friend.", [], "end_turn", USAGE),
+            "result": _result("Hello there, friend.", [], "end_turn", self.usage()),
         }
 
     @pytest.mark.parametrize("interleave", [False, True])
@@ -529,7 +536,7 @@ class OpenAILikeContract(RequestBodies):
         )
         events = self.stream(self.make(server), "hi", tools=[WEATHER, TIME])
         assert [e["tool_call"] for e in events if e["type"] == "tool_call"] == calls
-        assert events[-1]["result"] == _result("Checking.", calls, "tool_use", USAGE)
+        assert events[-1]["result"] == _result("Checking.", calls, "tool_use", self.usage())
 
     def test_stream_no_argument_call(self, server: MockLLMServer) -> None:
         server.enqueue(
@@ -553,7 +560,7 @@ class OpenAILikeContract(RequestBodies):
     def test_stream_max_tokens(self, server: MockLLMServer) -> None:
         server.enqueue(self.provider, text="Once upon a", stop_reason="max_tokens", fragments=3)
         events = self.stream(self.make(server), "hi", max_tokens=3)
-        assert events[-1]["result"] == _result("Once upon a", [], "max_tokens", USAGE)
+        assert events[-1]["result"] == _result("Once upon a", [], "max_tokens", self.usage())
 
     @pytest.mark.parametrize(
         "script",

@@ -40,6 +40,9 @@ THINKING = [
     {"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"},
 ]
 
+# Cache and reasoning counts the mock does not report.
+NO_DETAILS = {"cache_read_tokens": None, "cache_write_tokens": None, "reasoning_tokens": None}
+
 
 @pytest.fixture(scope="module")
 def server() -> Any:
@@ -617,7 +620,8 @@ def test_text_result(llm: AnthropicInterface, mock: MockLLMServer) -> None:
         "content": "Hello there.",
         "tool_calls": [],
         "stop_reason": "end_turn",
-        "usage": {"input_tokens": 3, "output_tokens": 4},
+        "usage": {"input_tokens": 3, "output_tokens": 4, **NO_DETAILS},
+        "reasoning": None,
         "message": {"role": "assistant", "content": "Hello there.", "tool_calls": []},
     }
 
@@ -629,7 +633,8 @@ def test_tool_calls_result(llm: AnthropicInterface, mock: MockLLMServer) -> None
         "content": "Let me check.",
         "tool_calls": calls,
         "stop_reason": "tool_use",
-        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "usage": {"input_tokens": 10, "output_tokens": 5, **NO_DETAILS},
+        "reasoning": None,
         "message": {"role": "assistant", "content": "Let me check.", "tool_calls": calls},
     }
 
@@ -662,7 +667,8 @@ def test_thinking_only_result(llm: AnthropicInterface, mock: MockLLMServer) -> N
         "content": None,
         "tool_calls": [],
         "stop_reason": "max_tokens",
-        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "usage": {"input_tokens": 10, "output_tokens": 5, **NO_DETAILS},
+        "reasoning": "The user wants weather.",
         "message": {
             "role": "assistant",
             "content": None,
@@ -721,11 +727,8 @@ def assert_matches_recording(result: dict[str, Any], fixture: dict[str, Any]) ->
     assert result["stop_reason"] == (
         "tool_use" if calls else EXPECTED_STOP[derived["finish_reason"]]
     )
-    usage = derived["usage"]
-    assert result["usage"] == {
-        "input_tokens": usage["input_tokens"],
-        "output_tokens": usage["output_tokens"],
-    }
+    assert result["usage"] == derived["usage_norm"]  # cache reads and writes added in
+    assert result["reasoning"] == (derived["reasoning_text"] or None)
 
 
 @pytest.mark.parametrize("path", _recorded(streaming=False))
@@ -761,6 +764,7 @@ def test_http_errors(
         "tool_calls": [],
         "stop_reason": "error",
         "usage": None,
+        "reasoning": None,
         "message": None,
         "error": {
             "type": kind,

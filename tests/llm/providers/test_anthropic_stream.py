@@ -21,6 +21,9 @@ FIXTURES = (
     Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures" / "recorded" / "anthropic"
 )
 
+# Cache and reasoning counts the mock does not report.
+NO_DETAILS = {"cache_read_tokens": None, "cache_write_tokens": None, "reasoning_tokens": None}
+
 
 @pytest.fixture(scope="module")
 def server() -> Any:
@@ -86,7 +89,8 @@ def test_text_only(llm: AnthropicInterface, mock: MockLLMServer) -> None:
         "content": "Hello there, friend.",
         "tool_calls": [],
         "stop_reason": "end_turn",
-        "usage": {"input_tokens": 6, "output_tokens": 9},
+        "usage": {"input_tokens": 6, "output_tokens": 9, **NO_DETAILS},
+        "reasoning": None,
         "message": {"role": "assistant", "content": "Hello there, friend.", "tool_calls": []},
     }
     assert mock.last_request("anthropic").body == {
@@ -107,7 +111,8 @@ def test_one_call_in_many_fragments(llm: AnthropicInterface, mock: MockLLMServer
         "content": None,
         "tool_calls": [call("toolu_01", "get_weather", arguments)],
         "stop_reason": "tool_use",
-        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "usage": {"input_tokens": 10, "output_tokens": 5, **NO_DETAILS},
+        "reasoning": None,
         "message": {
             "role": "assistant",
             "content": None,
@@ -256,6 +261,7 @@ def test_overloaded_error_event_keeps_partial_text(
         "tool_calls": [],
         "stop_reason": "error",
         "usage": None,
+        "reasoning": None,
         "message": None,
         "error": {
             "type": "server",
@@ -292,6 +298,7 @@ def test_http_error_before_the_stream(llm: AnthropicInterface, mock: MockLLMServ
                 "tool_calls": [],
                 "stop_reason": "error",
                 "usage": None,
+                "reasoning": None,
                 "message": None,
                 "error": {
                     "type": "rate_limit",

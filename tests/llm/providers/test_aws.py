@@ -47,6 +47,9 @@ WEATHER_SPEC = {
     }
 }
 
+# Cache and reasoning counts the mock does not report.
+NO_DETAILS = {"cache_read_tokens": None, "cache_write_tokens": None, "reasoning_tokens": None}
+
 
 @pytest.fixture(scope="module")
 def module_server() -> Iterator[MockLLMServer]:
@@ -651,7 +654,8 @@ def test_result_text_and_tool_calls(server: MockLLMServer, llm: AWSInterface) ->
         "content": "Let me check.",
         "tool_calls": calls,
         "stop_reason": "tool_use",
-        "usage": {"input_tokens": 12, "output_tokens": 7},
+        "usage": {"input_tokens": 12, "output_tokens": 7, **NO_DETAILS},
+        "reasoning": None,
         "message": {"role": "assistant", "content": "Let me check.", "tool_calls": calls},
     }
 
@@ -713,7 +717,8 @@ def test_reasoning_kept_in_provider_data_only_when_signed(
         "content": "Answer two",
         "tool_calls": [],
         "stop_reason": "end_turn",
-        "usage": {"input_tokens": 3, "output_tokens": 4},
+        "usage": {"input_tokens": 3, "output_tokens": 4, **NO_DETAILS},
+        "reasoning": "hmmunsigned",  # all the text shown, signed or not
         "message": {
             "role": "assistant",
             "content": "Answer two",
@@ -796,11 +801,8 @@ def check_recorded(result: dict[str, Any], fixture: dict[str, Any]) -> None:
     assert result["tool_calls"] == expected_calls(fixture)
     assert result["content"] == (derived["text"] or None)
     assert result["stop_reason"] == expected_stop(fixture)
-    usage = derived["usage"]
-    assert result["usage"] == {
-        "input_tokens": usage["inputTokens"],
-        "output_tokens": usage["outputTokens"],
-    }
+    assert result["usage"] == derived["usage_norm"]  # cache reads and writes added in
+    assert result["reasoning"] == (derived["reasoning_text"] or None)
     json.dumps(result)  # plain data only
 
 
@@ -845,6 +847,7 @@ def test_client_errors(
         "tool_calls": [],
         "stop_reason": "error",
         "usage": None,
+        "reasoning": None,
         "message": None,
         "error": {
             "type": kind,

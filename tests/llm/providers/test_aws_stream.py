@@ -18,6 +18,9 @@ from zerda.llm.providers.aws import AWSInterface
 from zerda.testing import MockLLMServer
 from zerda.testing._eventstream import encode_event
 
+# Cache and reasoning counts the mock does not report.
+NO_DETAILS = {"cache_read_tokens": None, "cache_write_tokens": None, "reasoning_tokens": None}
+
 
 @pytest.fixture(scope="module")
 def module_server() -> Iterator[MockLLMServer]:
@@ -71,7 +74,8 @@ def test_text_only(server: MockLLMServer, llm: AWSInterface) -> None:
         "content": "Hello there",
         "tool_calls": [],
         "stop_reason": "end_turn",
-        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "usage": {"input_tokens": 10, "output_tokens": 5, **NO_DETAILS},
+        "reasoning": None,
         "message": {"role": "assistant", "content": "Hello there", "tool_calls": []},
     }
     request = server.last_request("bedrock")
@@ -140,7 +144,7 @@ def test_call_without_input_deltas_has_empty_arguments(
     )
     events = list(llm.stream("q"))
     assert calls(events) == [{"id": "t1", "name": "ping", "arguments": {}}]
-    assert done(events)["usage"] == {"input_tokens": 1, "output_tokens": 2}
+    assert done(events)["usage"] == {"input_tokens": 1, "output_tokens": 2, **NO_DETAILS}
 
 
 def test_no_argument_call(server: MockLLMServer, llm: AWSInterface) -> None:
@@ -214,7 +218,7 @@ SCRIPTS: list[dict[str, Any]] = [
     {
         "text": "Trunc",
         "stop_reason": "max_tokens",
-        "usage": {"input_tokens": 7, "output_tokens": 1},
+        "usage": {"input_tokens": 7, "output_tokens": 1, **NO_DETAILS},
     },
     {"tool_calls": [{"id": "tooluse_1", "name": "f", "arguments": "not json"}]},
     {"text": "halt", "stop_reason": "stop_sequence"},

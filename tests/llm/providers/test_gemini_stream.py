@@ -30,6 +30,9 @@ pytest.importorskip("google.genai")
 
 STREAM_PATH = "/v1/models/gemini-2.5-flash:streamGenerateContent"
 
+# Cache and reasoning counts the mock does not report.
+NO_DETAILS = {"cache_read_tokens": None, "cache_write_tokens": None, "reasoning_tokens": None}
+
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[MockLLMServer]:
@@ -127,7 +130,11 @@ def test_max_tokens_cut(mock: MockLLMServer) -> None:
 
 def test_usage_comes_from_the_last_chunk(mock: MockLLMServer) -> None:
     mock.enqueue("gemini", text="abc", fragments=3, usage={"input_tokens": 7, "output_tokens": 9})
-    assert events_of(mock)[-1]["result"]["usage"] == {"input_tokens": 7, "output_tokens": 9}
+    assert events_of(mock)[-1]["result"]["usage"] == {
+        "input_tokens": 7,
+        "output_tokens": 9,
+        **NO_DETAILS,
+    }
 
 
 def assert_error_done(
@@ -244,7 +251,7 @@ SCRIPTS: dict[str, dict[str, Any]] = {
             {"name": "get_time", "arguments": {}},
         ],
         "provider_data": {"gemini": {"thought_signatures": ["c2ln", None]}},
-        "usage": {"input_tokens": 21, "output_tokens": 6},
+        "usage": {"input_tokens": 21, "output_tokens": 6, **NO_DETAILS},
         "fragments": 3,
     },
     "max_tokens": {"text": "Cut", "stop_reason": "max_tokens"},

@@ -27,7 +27,7 @@ class TestGroq(OpenAILikeContract):
     def test_stream_usage_without_stream_options(self, server: MockLLMServer) -> None:
         server.enqueue(self.provider, text="Hi", usage={"input_tokens": 3, "output_tokens": 1})
         done = list(self.make(server).stream("hi"))[-1]["result"]
-        assert done["usage"] == {"input_tokens": 3, "output_tokens": 1}
+        assert done["usage"] == self.usage(3, 1)
 
 
 def test_api_key_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:

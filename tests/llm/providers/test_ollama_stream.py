@@ -22,6 +22,9 @@ from zerda.testing import MockLLMServer
 
 NDJSON = {"content-type": "application/x-ndjson"}
 
+# Cache and reasoning counts the mock does not report.
+NO_DETAILS = {"cache_read_tokens": None, "cache_write_tokens": None, "reasoning_tokens": None}
+
 
 @pytest.fixture
 def server() -> Any:
@@ -136,7 +139,8 @@ def test_text_only(server: MockLLMServer) -> None:
                 "content": "abcdef",
                 "tool_calls": [],
                 "stop_reason": "end_turn",
-                "usage": {"input_tokens": 2, "output_tokens": 3},
+                "usage": {"input_tokens": 2, "output_tokens": 3, **NO_DETAILS},
+                "reasoning": None,
                 "message": {"role": "assistant", "content": "abcdef", "tool_calls": []},
             },
         },
@@ -195,7 +199,8 @@ def test_calls_spread_over_chunks(server: MockLLMServer) -> None:
         "content": "Let me see. ",
         "tool_calls": calls(events),
         "stop_reason": "tool_use",
-        "usage": {"input_tokens": 4, "output_tokens": 6},
+        "usage": {"input_tokens": 4, "output_tokens": 6, **NO_DETAILS},
+        "reasoning": None,
         "message": {"role": "assistant", "content": "Let me see. ", "tool_calls": calls(events)},
     }
 
@@ -480,10 +485,7 @@ def test_recorded_streams(server: MockLLMServer, fx: dict[str, Any]) -> None:
     assert result["content"] == (derived["text"] or None)
     assert result["tool_calls"] == expected_calls(fx) == calls(events)
     assert result["stop_reason"] == expected_stop(fx)
-    assert result["usage"] == {
-        "input_tokens": derived["usage"]["prompt_eval_count"],
-        "output_tokens": derived["usage"]["eval_count"],
-    }
+    assert result["usage"] == derived["usage_norm"]
     assert "".join(texts(events)) == derived["text"]
     # The same response, non-streamed, through generate.
     server.enqueue_raw(

@@ -22,6 +22,7 @@ class TestOpenAI(OpenAILikeContract):
         "stream": True,
         "stream_options": {"include_usage": True},
     }
+    usage_details: ClassVar[dict[str, int]] = {"cache_read": 0, "reasoning": 0}
 
     @pytest.mark.parametrize("fixture", recorded_cases("openai"))
     def test_recorded(self, server: MockLLMServer, llm: Any, fixture: dict[str, Any]) -> None:
