@@ -320,6 +320,12 @@ TOOLS = [{"name": "get_weather", "description": "Weather.", "parameters": {"type
         ),
         (
             "anthropic",
+            "claude-opus-4-6",
+            {"reasoning": {"budget_tokens": 2048}, "tool_choice": "required"},
+            "refuses thinking with a forced tool_choice",
+        ),
+        (
+            "anthropic",
             "claude-haiku-4-5",
             {"reasoning": "high", "max_tokens": 8000},
             "the thinking budget (16384 tokens) must be below max_tokens (8000)",
@@ -699,3 +705,14 @@ def test_docs_show_the_table_the_code_uses() -> None:
     page = (Path(__file__).resolve().parents[2] / "docs" / "reasoning.md").read_text()
     documented = page.split("<!-- table:start -->\n")[1].split("\n<!-- table:end -->")[0]
     assert documented == documented_table(), "paste documented_table() into docs/reasoning.md"
+
+
+def test_a_failed_stream_keeps_the_reasoning_received(server: MockLLMServer) -> None:
+    block = {"type": "thinking", "thinking": "abcdefghijkl", "signature": "c2lnbg=="}
+    script = {"text": "done", "provider_data": {"anthropic": {"thinking": [block]}}}
+    server.enqueue("anthropic", fragments=4, cut_after=4, **script)
+    events = list(make(server, "anthropic", "claude-haiku-4-5", max_retries=0).stream("hi"))
+    done = events[-1]["result"]
+    received = "".join(e["text"] for e in events if e["type"] == "reasoning")
+    assert done["stop_reason"] == "error"
+    assert received and done["reasoning"] == received

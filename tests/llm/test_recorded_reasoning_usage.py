@@ -43,7 +43,15 @@ def server() -> Iterator[MockLLMServer]:
         yield srv
 
 
-def _interface(server: MockLLMServer, fixture: dict[str, Any]) -> Any:
+@pytest.fixture(scope="module")
+def interfaces() -> dict[tuple[str, str, bool], Any]:
+    """Interfaces made on first use, one per wire and model (client set-up dominates)."""
+    return {}
+
+
+def _interface(
+    server: MockLLMServer, cache: dict[tuple[str, str, bool], Any], fixture: dict[str, Any]
+) -> Any:
     """The Zerda interface that speaks the recording's wire protocol; Ollama's
     OpenAI-compatible ``/v1`` recordings are served through the OpenAI interface."""
     provider = fixture["provider"]
@@ -51,10 +59,18 @@ def _interface(server: MockLLMServer, fixture: dict[str, Any]) -> Any:
     model = fixture.get("model") or "m"
     if provider == "bedrock":
         model = unquote(path.split("/")[2])
-    if provider == "ollama" and path.startswith("/v1/"):
-        base = server.base_url("ollama") + "/v1"
-        return create_interface("openai", model, base_url=base, api_key="k", max_retries=0)
-    return create_interface(provider, model, **server.client_options(provider), max_retries=0)
+    compatible = provider == "ollama" and path.startswith("/v1/")
+    key = (provider, model, compatible)
+    if key not in cache:
+        if compatible:
+            base = server.base_url("ollama") + "/v1"
+            cache[key] = create_interface(
+                "openai", model, base_url=base, api_key="k", max_retries=0
+            )
+        else:
+            options = server.client_options(provider)
+            cache[key] = create_interface(provider, model, **options, max_retries=0)
+    return cache[key]
 
 
 def _expected_usage(fixture: dict[str, Any]) -> dict[str, Any] | None:
@@ -63,11 +79,13 @@ def _expected_usage(fixture: dict[str, Any]) -> dict[str, Any] | None:
 
 
 @pytest.mark.parametrize("path", _files())
-def test_reasoning_and_usage_match_the_recording(server: MockLLMServer, path: Path) -> None:
+def test_reasoning_and_usage_match_the_recording(
+    server: MockLLMServer, interfaces: dict[tuple[str, str, bool], Any], path: Path
+) -> None:
     fixture = json.loads(path.read_text(encoding="utf-8"))
     if _go_sdk_format(fixture):
         pytest.skip("recorded with integer enums for the Go SDK; google-genai reads names")
-    llm = _interface(server, fixture)
+    llm = _interface(server, interfaces, fixture)
     server.reset()
     server.enqueue_recorded(fixture, provider=fixture["provider"])
     if fixture["streaming"]:

@@ -98,8 +98,8 @@ class Family:
     for families that take tokens; ``off`` is the native value for ``reasoning=False``
     (None: nothing to send, the model does not reason unless asked; ``REFUSE``: it cannot be
     turned off). ``reasons=False`` marks a family known not to reason, where asking would
-    get a 400. ``forced_tool_choice=False``: the provider refuses this family's thinking
-    with a forced tool_choice."""
+    get a 400. ``forced_tool_choice=False``: the provider refuses this family's budget
+    thinking with a forced tool_choice (Claude's adaptive thinking takes one)."""
 
     name: str
     pattern: str  # searched in the lower-cased model id; "" matches any model
@@ -204,6 +204,7 @@ TABLE: dict[str, tuple[Family, ...]] = {
             {**_THREE},
             off={"type": "disabled"},
             takes_budget=True,
+            forced_tool_choice=False,
             style="adaptive",
         ),
         Family(
@@ -231,6 +232,7 @@ TABLE: dict[str, tuple[Family, ...]] = {
             {**_THREE},
             off={"type": "disabled"},
             takes_budget=True,
+            forced_tool_choice=False,
             style="adaptive",
         ),
         Family(
