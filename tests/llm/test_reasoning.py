@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.llm.test_base import KEY, Echo
 from zerda.llm import errors
 from zerda.llm.providers import create_interface
 from zerda.llm.reasoning import (
@@ -716,3 +717,10 @@ def test_a_failed_stream_keeps_the_reasoning_received(server: MockLLMServer) -> 
     received = "".join(e["text"] for e in events if e["type"] == "reasoning")
     assert done["stop_reason"] == "error"
     assert received and done["reasoning"] == received
+
+
+def test_a_provider_without_a_reasoning_mode_refuses_reasoning() -> None:
+    # Echo's registry row names no reasoning mode.
+    result = Echo("m", api_key=KEY).generate("hi", reasoning="low")
+    assert result["error"]["message"] == "reasoning: Zerda has no reasoning control for echo"
+    assert Echo("m", api_key=KEY).generate("hi")["reasoning"] is None

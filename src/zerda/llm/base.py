@@ -708,10 +708,16 @@ class BaseLLMInterface(abc.ABC):
             raise InvalidRequestError(str(exc), provider=self.provider) from None
 
     def _plan_reasoning(self, reasoning: Any, max_tokens: int | None, choice: Any) -> Plan | None:
-        """``reasoning=`` checked against this model's family, once for every provider."""
+        """``reasoning=`` checked against this model's family (the row's reasoning mode
+        names its table in zerda.llm.reasoning), once for every provider."""
+        mode = self.traits.reasoning
+        if mode is None and reasoning is not None:
+            raise InvalidRequestError(
+                f"reasoning: Zerda has no reasoning control for {self.provider}"
+            )
         forced = choice == "required" or isinstance(choice, dict)
         return plan_reasoning(
-            self.traits.reasoning,
+            mode,
             str(self.model),
             check_reasoning(reasoning),
             max_tokens=max_tokens,
