@@ -653,10 +653,13 @@ def test_run_sums_usage_per_key(server: MockLLMServer) -> None:
         return "sunny"
 
     call = {"id": "toolu_1", "name": "get_weather", "arguments": {"city": "Paris"}}
-    server.enqueue("anthropic", tool_calls=[call], usage={"input_tokens": 10, "output_tokens": 5})
-    server.enqueue("anthropic", text="Sunny.", usage={"input_tokens": 30, "output_tokens": 2})
+    first = {"input_tokens": 10, "output_tokens": 5, "cache_write_tokens": 8}
+    second = {"input_tokens": 30, "output_tokens": 2, "cache_read_tokens": 8}
+    server.enqueue("anthropic", tool_calls=[call], usage=first)
+    server.enqueue("anthropic", text="Sunny.", usage=second)
     result = make(server, "anthropic", "claude-haiku-4-5").run("Weather?", tools=[get_weather])
-    assert result["usage"] == make_usage(40, 7)
+    # Anthropic reports no thinking count: None + None stays None.
+    assert result["usage"] == make_usage(40, 7, cache_read=8, cache_write=8)
 
 
 # --- the documented table ------------------------------------------------------------------
@@ -724,3 +727,43 @@ def test_a_provider_without_a_reasoning_mode_refuses_reasoning() -> None:
     result = Echo("m", api_key=KEY).generate("hi", reasoning="low")
     assert result["error"]["message"] == "reasoning: Zerda has no reasoning control for echo"
     assert Echo("m", api_key=KEY).generate("hi")["reasoning"] is None
+
+
+FULL_USAGE = {
+    "input_tokens": 100,
+    "output_tokens": 40,
+    "cache_read_tokens": 60,
+    "cache_write_tokens": 10,
+    "reasoning_tokens": 25,
+}
+_NOT_REPORTED = {"cache_read_tokens": None, "cache_write_tokens": None, "reasoning_tokens": None}
+# What each provider reports of it: the mock writes DESIGN §12's counts in each provider's
+# own fields and arithmetic (Anthropic's input without the cache...), Zerda adds them back.
+REPORTED = {
+    "openai": FULL_USAGE,
+    "groq": FULL_USAGE,
+    "mistral": FULL_USAGE,
+    "ollama": {**FULL_USAGE, **_NOT_REPORTED},
+    "anthropic": {**FULL_USAGE, "reasoning_tokens": None},
+    "bedrock": {**FULL_USAGE, "reasoning_tokens": None},
+    "gemini": {**FULL_USAGE, "cache_write_tokens": None},
+}
+MODEL_OF = {
+    "openai": "gpt-5.1",
+    "groq": "qwen/qwen3-32b",
+    "mistral": "mistral-small-latest",
+    "ollama": "qwen3",
+    "anthropic": "claude-haiku-4-5",
+    "bedrock": BEDROCK_CLAUDE,
+    "gemini": "gemini-2.5-flash",
+}
+
+
+@pytest.mark.parametrize("provider", sorted(REPORTED))
+def test_usage_from_generate_and_stream(server: MockLLMServer, provider: str) -> None:
+    llm = make(server, provider, MODEL_OF[provider])
+    server.enqueue(provider, text="Hello there.", usage=FULL_USAGE)
+    generated = llm.generate("hi")
+    assert generated["usage"] == REPORTED[provider]
+    server.enqueue(provider, text="Hello there.", fragments=3, usage=FULL_USAGE)
+    assert list(llm.stream("hi"))[-1]["result"] == generated

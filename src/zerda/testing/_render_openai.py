@@ -75,6 +75,17 @@ def usage_part(script: Script, key: str) -> int:
     return int((script.usage or {}).get(key) or 0)
 
 
+def given_usage_details(script: Script) -> dict[str, Any]:
+    """``prompt_tokens_details`` / ``completion_tokens_details`` holding only the counts
+    the script gives (Groq and Mistral send no zero details)."""
+    names = {"cache_read_tokens": "cached_tokens", "cache_write_tokens": "cache_write_tokens"}
+    prompt = {native: usage_part(script, k) for k, native in names.items() if usage_part(script, k)}
+    reasoning = usage_part(script, "reasoning_tokens")
+    completion = {"reasoning_tokens": reasoning} if reasoning else {}
+    details = {"prompt_tokens_details": prompt, "completion_tokens_details": completion}
+    return {k: v for k, v in details.items() if v}
+
+
 def sse(data: Any, event: str | None = None) -> bytes:
     """One server-sent event: ``data: <json>`` (after ``event:`` when named)."""
     head = f"event: {event}\n" if event else ""
@@ -128,9 +139,18 @@ class OpenAIRenderer:
             "prompt_tokens": prompt,
             "completion_tokens": completion,
             "total_tokens": prompt + completion,
-            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            **self.usage_details(script),
+        }
+
+    def usage_details(self, script: Script) -> dict[str, Any]:
+        """The token details: prompt_tokens and completion_tokens already include them."""
+        prompt = {"cached_tokens": usage_part(script, "cache_read_tokens"), "audio_tokens": 0}
+        if usage_part(script, "cache_write_tokens"):
+            prompt["cache_write_tokens"] = usage_part(script, "cache_write_tokens")
+        return {
+            "prompt_tokens_details": prompt,
             "completion_tokens_details": {
-                "reasoning_tokens": 0,
+                "reasoning_tokens": usage_part(script, "reasoning_tokens"),
                 "audio_tokens": 0,
                 "accepted_prediction_tokens": 0,
                 "rejected_prediction_tokens": 0,

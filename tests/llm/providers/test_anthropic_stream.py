@@ -21,8 +21,8 @@ FIXTURES = (
     Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures" / "recorded" / "anthropic"
 )
 
-# Cache and reasoning counts the mock does not report.
-NO_DETAILS = {"cache_read_tokens": None, "cache_write_tokens": None, "reasoning_tokens": None}
+# The mock reports no cache use (Anthropic's zero cache counts) and no thinking count.
+NO_DETAILS = {"cache_read_tokens": 0, "cache_write_tokens": 0, "reasoning_tokens": None}
 
 
 @pytest.fixture(scope="module")
