@@ -741,8 +741,8 @@ _NOT_REPORTED = {"cache_read_tokens": None, "cache_write_tokens": None, "reasoni
 # own fields and arithmetic (Anthropic's input without the cache...), Zerda adds them back.
 REPORTED = {
     "openai": FULL_USAGE,
-    "groq": FULL_USAGE,
-    "mistral": FULL_USAGE,
+    "groq": {**FULL_USAGE, "cache_write_tokens": None},
+    "mistral": {**FULL_USAGE, "cache_write_tokens": None, "reasoning_tokens": None},
     "ollama": {**FULL_USAGE, **_NOT_REPORTED},
     "anthropic": {**FULL_USAGE, "reasoning_tokens": None},
     "bedrock": {**FULL_USAGE, "reasoning_tokens": None},

@@ -32,7 +32,7 @@ class GroqRenderer(OpenAIRenderer):
             "completion_time": 0.003,
             "total_tokens": prompt + completion,
             "total_time": 0.005,
-            **given_usage_details(script),
+            **given_usage_details(script, reasoning=True),
         }
 
     def envelope(self, script: Script, req: RecordedRequest, obj: str, rid: str) -> dict[str, Any]:

@@ -36,7 +36,7 @@ class MistralRenderer(OpenAIRenderer):
             "prompt_tokens": prompt,
             "completion_tokens": completion,
             "total_tokens": prompt + completion,
-            **given_usage_details(script),
+            **given_usage_details(script, reasoning=False),
         }
 
     def envelope(self, script: Script, req: RecordedRequest, obj: str, rid: str) -> dict[str, Any]:

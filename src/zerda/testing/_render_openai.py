@@ -75,13 +75,14 @@ def usage_part(script: Script, key: str) -> int:
     return int((script.usage or {}).get(key) or 0)
 
 
-def given_usage_details(script: Script) -> dict[str, Any]:
-    """``prompt_tokens_details`` / ``completion_tokens_details`` holding only the counts
-    the script gives (Groq and Mistral send no zero details)."""
-    names = {"cache_read_tokens": "cached_tokens", "cache_write_tokens": "cache_write_tokens"}
-    prompt = {native: usage_part(script, k) for k, native in names.items() if usage_part(script, k)}
-    reasoning = usage_part(script, "reasoning_tokens")
-    completion = {"reasoning_tokens": reasoning} if reasoning else {}
+def given_usage_details(script: Script, *, reasoning: bool) -> dict[str, Any]:
+    """``prompt_tokens_details.cached_tokens`` and (with ``reasoning``)
+    ``completion_tokens_details.reasoning_tokens``, only when the script gives them: Groq
+    and Mistral send no zero details, and Mistral no reasoning count (their recordings)."""
+    cached = usage_part(script, "cache_read_tokens")
+    prompt = {"cached_tokens": cached} if cached else {}
+    thought = usage_part(script, "reasoning_tokens") if reasoning else 0
+    completion = {"reasoning_tokens": thought} if thought else {}
     details = {"prompt_tokens_details": prompt, "completion_tokens_details": completion}
     return {k: v for k, v in details.items() if v}
 
