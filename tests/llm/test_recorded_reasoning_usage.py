@@ -8,7 +8,6 @@ to its done result's reasoning."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,9 +18,7 @@ import pytest
 from zerda.llm.providers import create_interface
 from zerda.testing import MockLLMServer
 
-# ZERDA_FIXTURES points elsewhere (e.g. from a git worktree, whose ../shared is not there).
-FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures"
-RECORDED = Path(os.environ.get("ZERDA_FIXTURES") or FIXTURES) / "recorded"
+RECORDED = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "recorded"
 FOLDERS = ("openai", "groq", "mistral", "ollama", "anthropic", "bedrock", "gemini")
 
 
