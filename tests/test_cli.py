@@ -181,3 +181,56 @@ def test_mock_server_prints_base_urls() -> None:
         proc.wait(timeout=10)
     assert lines[0].startswith("MockLLMServer on http://127.0.0.1:")
     assert [line.split()[0] for line in lines[1:]] == list(PROVIDERS)
+
+
+# --- issue 18, item 14 ------------------------------------------------------------------
+
+
+@pytest.fixture
+def tools_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A tools module in the current folder, which is not on sys.path (as for the `zerda`
+    console script, whose sys.path starts with its bin folder)."""
+    name = "zerda_cli_test_tools"
+    (tmp_path / f"{name}.py").write_text(
+        "def shout(text: str) -> str:\n"
+        '    """Shouts.\n\n    Args:\n        text: What to shout.\n    """\n'
+        "    return text.upper()\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    cwd = {"", str(tmp_path), str(Path.cwd())}
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in cwd])
+    yield name
+    sys.modules.pop(name, None)
+
+
+def tool_round_trip(server: MockLLMServer) -> None:
+    server.enqueue("openai", tool_calls=[{"name": "shout", "arguments": {"text": "hi"}}])
+    server.enqueue("openai", text="They shouted HI.")
+
+
+def test_chat_tool_from_a_module_in_the_current_folder(
+    server: MockLLMServer, tools_module: str
+) -> None:
+    tool_round_trip(server)
+    args = ["chat", "openai:m", "hi", "--api-key", "k", "--base-url", server.base_url("openai")]
+    result = CliRunner().invoke(main, [*args, "--tool", f"{tools_module}:shout"])
+    assert result.exit_code == 0, result.output
+    assert result.output == "They shouted HI.\n"
+
+
+def test_chat_tool_with_stream_prints_the_answer_once(
+    server: MockLLMServer, tools_module: str
+) -> None:
+    tool_round_trip(server)
+    args = ["chat", "openai:m", "hi", "--api-key", "k", "--base-url", server.base_url("openai")]
+    result = CliRunner().invoke(main, [*args, "--tool", f"{tools_module}:shout", "--stream"])
+    assert result.exit_code == 0, result.output
+    assert result.output == "They shouted HI.\n"
+
+
+def test_demo_with_an_unknown_provider_is_one_error_line() -> None:
+    out = zerda("demo", "--provider", "nope")
+    assert out.returncode == 1
+    assert "Traceback" not in out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith("Error: unknown provider 'nope' (known: ")

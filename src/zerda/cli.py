@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -26,6 +28,9 @@ def _fail(message: str) -> None:
 @click.version_option(package_name="zerda-llm")
 def main() -> None:
     """Zerda: one way to call LLMs with tools on every provider."""
+    # A failed call is printed as one error line; without a handler the library's WARNING
+    # log record would reach stderr too (through logging's last resort).
+    logging.getLogger("zerda").addHandler(logging.NullHandler())
 
 
 # --- demo ---------------------------------------------------------------------------
@@ -118,6 +123,10 @@ def _load_function(spec: str) -> Callable[..., Any]:
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         _fail(f"--tool {spec!r}: expected module:function")
+    # The `zerda` console script's sys.path starts with its own bin folder, not the current
+    # one: a tools module next to the user (python -m's behaviour) is found too.
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         fn = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
@@ -174,10 +183,8 @@ def chat(
         _fail(str(exc))
     tools = [_load_function(s) for s in tool_specs]
     kwargs: dict[str, Any] = {"system": system, "max_tokens": max_tokens}
-    if tools:
+    if tools:  # the tool loop does not stream: --stream prints the answer once, at the end
         result = llm.run(prompt, tools=tools, max_turns=max_turns, **kwargs)
-        if stream and not as_json:
-            click.echo(result["content"] or "")
     elif stream:
         result = _stream(llm, prompt, as_json, kwargs)
     else:

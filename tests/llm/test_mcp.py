@@ -129,18 +129,36 @@ def test_arguments_the_server_refuses_come_back_as_is_error(mock: MockLLMServer)
     )
 
 
-def test_a_dotted_name_is_refused_before_sending_by_a_provider_that_refuses_it(
-    mock: MockLLMServer,
+@pytest.mark.parametrize(("provider", "sent"), [("openai", "math_mul"), ("anthropic", "math_mul")])
+def test_a_dotted_name_is_sent_mapped_and_the_call_comes_back_under_it(
+    mock: MockLLMServer, provider: str, sent: str
 ) -> None:
+    queue_call(mock, provider, sent, a=2, b=3)
     with MCPTools([*SERVER, "--dotted"]) as tools:
-        assert tools[-1].name == "math.mul"  # passed through unchanged
-        result = llm_for(mock, "openai").run("2 * 3?", tools=tools)
-    assert result["error"]["type"] == "invalid_request"
-    assert result["error"]["message"] == (
-        "tools[3]: openai refuses the tool name 'math.mul': "
-        "tool names there are 1-64 characters: letters, digits, '_' and '-'"
-    )
-    assert mock.requests == []
+        assert tools[-1].name == "math.mul"  # the server's own name
+        result = llm_for(mock, provider).run("2 * 3?", tools=tools)
+    first, second = (r.body for r in mock.requests_for(provider))
+    names = [t["function"]["name"] if "function" in t else t["name"] for t in first["tools"]]
+    assert names == ["add", "server_pid", "fail", sent]
+    assert result["messages"][1]["tool_calls"] == [
+        {"id": CALL_ID[provider], "name": "math.mul", "arguments": {"a": 2, "b": 3}}
+    ]
+    assert result["messages"][2]["name"] == "math.mul"
+    assert sent_tool_result(mock, provider) == expected_tool_result(provider, "6")
+    calls = second["messages"][-2]
+    sent_calls = calls.get("tool_calls") or [b for b in calls["content"] if b["type"] == "tool_use"]
+    assert [c["function"]["name"] if "function" in c else c["name"] for c in sent_calls] == [sent]
+
+
+def test_a_dotted_name_goes_to_gemini_unchanged(mock: MockLLMServer) -> None:
+    mock.enqueue("gemini", tool_calls=[{"name": "math.mul", "arguments": {"a": 2, "b": 3}}])
+    mock.enqueue("gemini", text="Done.")
+    with MCPTools([*SERVER, "--dotted"]) as tools:
+        result = llm_for(mock, "gemini").run("2 * 3?", tools=tools)
+    declared = mock.requests_for("gemini")[0].body["tools"][0]["functionDeclarations"]
+    assert [d["name"] for d in declared] == ["add", "server_pid", "fail", "math.mul"]
+    assert result["messages"][1]["tool_calls"][0]["name"] == "math.mul"
+    assert result["messages"][2]["content"] == "6"
 
 
 def test_sync_tools_work_from_run_async(mock: MockLLMServer) -> None:

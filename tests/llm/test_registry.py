@@ -85,14 +85,26 @@ def test_tool_choice_is_refused_where_the_provider_cannot_enforce_it(
 
 
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("bad", ["get_weather\n", "", "a b", "x" * 129])
-def test_tool_names_must_match_the_rule_in_full(server: MockLLMServer, name: str, bad: str) -> None:
+def test_an_empty_tool_name_is_refused(server: MockLLMServer, name: str) -> None:
     llm = make(server, name)
     before = len(server.requests_for(name))
-    result = llm.generate("hi", tools=[{"name": bad}])
+    result = llm.generate("hi", tools=[{"name": ""}])
     assert result["error"]["type"] == "invalid_request"
     assert "tools[0]" in result["error"]["message"]
     assert len(server.requests_for(name)) == before
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("bad", ["fs.read", "a b", "x" * 129])
+def test_names_outside_the_rule_in_full_are_sent_mapped(
+    server: MockLLMServer, name: str, bad: str
+) -> None:
+    """The strict server checks the name sent against the wire's own rule (a name with a
+    newline is refused: tests/reliability/test_input_checks.py)."""
+    server.enqueue(name, text="ok")
+    result = make(server, name).generate("hi", tools=[{"name": bad}])
+    assert result["content"] == "ok", result.get("error")
+    assert server.last_request(name).rejected_by is None
 
 
 def test_every_wire_has_a_renderer() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from zerda.llm._ratelimit import RateLimiter
 from zerda.llm.base import BaseLLMInterface, Request
 from zerda.llm.errors import (
     AuthenticationError,
@@ -39,6 +40,7 @@ __all__ = [
     "OutputValidationError",
     "PermissionDeniedError",
     "RateLimitError",
+    "RateLimiter",
     "Request",
     "ServerError",
     "TimeoutError",

@@ -72,6 +72,7 @@ from typing import Any, TypeGuard
 
 from zerda.llm._schema_walk import SchemaContext as _Context
 from zerda.llm._schema_walk import copy_json as _copy_json
+from zerda.llm._schema_walk import json_kind as _json_kind
 
 JsonDict = dict[str, Any]
 
@@ -283,21 +284,6 @@ def _enum_types(values: list[Any], declared: list[str]) -> tuple[list[str], bool
     if "number" in kinds or "number" in declared:
         kinds = ["number" if kind == "integer" else kind for kind in kinds]
     return _unique(kind for kind in kinds if kind != "null"), "null" in kinds
-
-
-def _json_kind(value: Any) -> str:
-    """Return the JSON Schema type name of a JSON value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
 
 
 def _annotations(node: JsonDict) -> JsonDict:

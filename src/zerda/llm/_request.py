@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from zerda.llm import _names
 from zerda.llm.errors import InvalidRequestError
 from zerda.llm.executable import ExecutableTool
 from zerda.llm.messages import (
@@ -22,6 +23,7 @@ from zerda.llm.messages import (
     resolve_tool_ids,
     split_system,
     system_parts,
+    text_problem,
     validate_messages,
 )
 from zerda.llm.parts import check_media, drop_cache_points, move_tool_media
@@ -33,6 +35,11 @@ if TYPE_CHECKING:
     from zerda.llm.registry import Media, ProviderSpec
 
 TOOL_CHOICES = ("auto", "none", "required")
+
+# How deep a tool schema may nest (dicts and lists), on every provider. Deeper schemas are
+# refused before sending: the SDKs and Zerda's own adapters (Gemini's) walk schemas
+# recursively, and fail from ~250 levels in different ways; no real tool needs 100.
+MAX_SCHEMA_DEPTH = 100
 
 
 @dataclass(frozen=True)
@@ -61,9 +68,44 @@ class Request:
     cache_tools: bool = False  # generate(cache=True): a cache point after the tools
     # response_format, checked; in tool mode its answer tool is already in ``tools``.
     output: OutputSpec | None = None
+    # Names the row refuses were sent mapped (``_names``): the name sent -> the original,
+    # for mapping the answer back. Empty when every name was sent as it is.
+    tool_names: dict[str, str] = field(default_factory=dict)
 
 
 # --- tools -----------------------------------------------------------------------------
+
+
+def schema_depth(schema: Any) -> int:
+    """How deep dicts and lists nest in ``schema``, counted without recursion (a schema
+    nested past Python's recursion limit is measured too)."""
+    deepest = 0
+    stack = [(schema, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _check_schema(index: int, name: str, schema: dict[str, Any]) -> None:
+    depth = schema_depth(schema)
+    if depth > MAX_SCHEMA_DEPTH:
+        raise InvalidRequestError(
+            f"tools[{index}] ({name!r}): the schema nests {depth} levels deep (dicts and "
+            f"lists); Zerda sends at most {MAX_SCHEMA_DEPTH} on every provider"
+        )
+    problem = json_problem(schema)
+    if problem:
+        raise InvalidRequestError(
+            f"tools[{index}] ({name!r}): the schema cannot be sent as JSON: {problem}"
+        )
 
 
 def _unwrap_tool(index: int, tool: Any) -> dict[str, Any]:
@@ -80,12 +122,11 @@ def _unwrap_tool(index: int, tool: Any) -> dict[str, Any]:
         raise InvalidRequestError(f"tools[{index}]: 'name' must be a string")
     if not isinstance(t["schema"], dict):
         raise InvalidRequestError(f"tools[{index}] ({t['name']!r}): the schema must be a dict")
-    problem = json_problem(t["schema"])
-    if problem:
-        raise InvalidRequestError(
-            f"tools[{index}] ({t['name']!r}): the schema cannot be sent as JSON: {problem}"
-        )
+    _check_schema(index, t["name"], t["schema"])
     description = t["description"] if isinstance(t["description"], str) else ""
+    problem = text_problem(description)
+    if problem:
+        raise InvalidRequestError(f"tools[{index}] ({t['name']!r}): the description {problem}")
     unified: dict[str, Any] = {
         "name": t["name"],
         "description": description or "",
@@ -180,12 +221,15 @@ def normalize_tool_choice(
 # --- the row's rules -------------------------------------------------------------------
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def check_tool_names(tools: list[dict[str, Any]] | None, spec: ProviderSpec) -> None:
-    """Every tool name matches the row's rule in full (``fullmatch``: a trailing newline
-    is not a valid name, as ``$`` would allow)."""
-    pattern = re.compile(spec.traits.tool_name)
+    """A tool name holding a control character (``"get_weather\\n"``, a slip in the
+    caller's code) is refused; any other name outside the row's rule is sent mapped
+    (:mod:`zerda.llm._names`)."""
     for i, t in enumerate(tools or []):
-        if not pattern.fullmatch(t["name"]):
+        if _CONTROL.search(t["name"]):
             raise InvalidRequestError(
                 f"tools[{i}]: {spec.name} refuses the tool name {t['name']!r}: "
                 f"tool names there are {spec.traits.tool_name_rule}"
@@ -243,6 +287,63 @@ def split_timeout(kwargs: dict[str, Any]) -> tuple[dict[str, Any], float | None]
         return kwargs, None
     rest = dict(kwargs)
     return rest, rest.pop("timeout")
+
+
+def _check_number(name: str, value: Any) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidRequestError(f"{name} must be a number, not {value!r}")
+    if not math.isfinite(value):
+        raise InvalidRequestError(f"{name} must be a finite number, not {value!r}")
+
+
+def _check_max_tokens(value: Any) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidRequestError(f"max_tokens must be a positive integer, not {value!r}")
+
+
+def _check_stop(stop: Any) -> list[str] | None:
+    """``stop`` as a list of strings (a string is one stop sequence), or None."""
+    if stop is None:
+        return None
+    items = [stop] if isinstance(stop, str) else stop
+    if isinstance(items, (bytes, dict)) or not isinstance(items, Sequence):
+        raise InvalidRequestError(f"stop must be a string or a list of strings, not {stop!r}")
+    for j, item in enumerate(items):
+        if not isinstance(item, str):
+            raise InvalidRequestError(f"stop[{j}] must be a string, not {item!r}")
+        if text_problem(item):
+            raise InvalidRequestError(f"stop[{j}] {text_problem(item)}")
+    return list(items) or None
+
+
+def _check_options(
+    native: dict[str, Any],
+    system: Any,
+    max_tokens: Any,
+    temperature: Any,
+    top_p: Any,
+    parallel_tool_calls: Any,
+) -> None:
+    """Values no provider takes, refused the same way everywhere (each SDK would send,
+    mangle or reject them differently)."""
+    if "stream" in native:
+        raise InvalidRequestError(
+            "stream= is not an option of generate() or run(), which return one result: "
+            "call llm.stream(...) (or llm.stream_async(...)) for a streamed answer"
+        )
+    if isinstance(system, str) and text_problem(system):  # parts: checked by check_system
+        raise InvalidRequestError(f"system {text_problem(system)}")
+    _check_number("temperature", temperature)
+    _check_number("top_p", top_p)
+    _check_max_tokens(max_tokens)
+    if parallel_tool_calls is not None and not isinstance(parallel_tool_calls, bool):
+        raise InvalidRequestError(
+            f"parallel_tool_calls must be True, False or None, not {parallel_tool_calls!r}"
+        )
 
 
 # --- the whole request -----------------------------------------------------------------
@@ -308,36 +409,48 @@ def prepare(
     timeout: Any = None,
     cache: bool = False,
     output: OutputSpec | None = None,
+    repair: bool = False,
     **native: Any,
 ) -> Request:
     """Checks everything that can be checked before a request is sent, against ``spec``'s
     rules; ``tool_id`` is the id rule for history tool calls, ``tool_results`` what this
-    model's tool results carry (default: the row's)."""
+    model's tool results carry (default: the row's). ``repair``: answer orphaned tool calls
+    and drop results without a call instead of refusing the history
+    (:func:`zerda.llm.messages.resolve_tool_ids`). Tool names the row refuses are mapped
+    (:mod:`zerda.llm._names`), in the tools, the history and tool_choice alike."""
     traits = spec.traits
     results_media = tool_results if tool_results is not None else traits.tool_results
+    _check_options(native, system, max_tokens, temperature, top_p, parallel_tool_calls)
+    stop = _check_stop(stop)
     system = check_system(system)
+    if not isinstance(repair, bool):
+        raise InvalidRequestError(f"repair must be True or False, not {repair!r}")
     unified_tools = normalize_tools(tools)
+    check_tool_names(unified_tools, spec)
     if output is not None and output.mode == "tool":
         unified_tools, tool_choice = with_answer_tool(
             output, unified_tools, tool_choice, "required" in traits.tool_choice
         )
-    check_tool_names(unified_tools, spec)
     checked = validate_messages(messages)
-    resolved = resolve_tool_ids(checked, tool_id)
+    resolved = resolve_tool_ids(checked, tool_id, repair=repair)
     # Indices as the caller gave them: checked before system messages are taken out.
     check_media(resolved, spec.name, traits.user, results_media)
     system_text, rest = split_system(resolved, system)
     rest = map_parts(rest, spec, results_media, cache)
     cached = cache and traits.cache_points
-    if isinstance(stop, str):
-        stop = [stop]
     choice = normalize_tool_choice(tool_choice, unified_tools)
     check_tool_choice(choice, parallel_tool_calls, spec)
+    mapping = _names.name_map(
+        _names.names_in(unified_tools, rest),
+        spec.traits.tool_name,
+        spec.traits.tool_name_rule,
+        spec.name,
+    )
     return Request(
         system=system_text,
-        messages=rest,
-        tools=unified_tools,
-        tool_choice=choice,
+        messages=_names.rename_messages(rest, mapping),
+        tools=_names.rename_tools(unified_tools, mapping),
+        tool_choice=_names.rename_choice(choice, mapping),
         max_tokens=max_tokens,
         temperature=temperature,
         top_p=top_p,
@@ -350,4 +463,5 @@ def prepare(
         ),
         cache_tools=bool(cached and unified_tools),
         output=output,
+        tool_names={sent: original for original, sent in mapping.items()},
     )

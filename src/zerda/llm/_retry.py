@@ -1,7 +1,6 @@
-"""DESIGN.md §5's retry policy for providers whose SDK has no suitable retry of its own
-(Ollama: none; Gemini: ignores Retry-After and dropped connections; Mistral: bounded by
-elapsed time, not a count). Backoff matches the Stainless SDKs (openai, anthropic, groq), so
-``max_retries`` means the same thing on every provider.
+"""The mechanics of Zerda's retries: reading Retry-After headers and exponential backoff.
+Backoff matches the Stainless SDKs (openai, anthropic, groq). Whether and how long to wait
+is decided once, by :func:`zerda.llm.errors.retry_delay`, for every provider.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ from typing import Any
 
 INITIAL_RETRY_DELAY = 0.5
 MAX_RETRY_DELAY = 8.0
-MAX_RETRY_AFTER = 60.0  # a longer Retry-After is not honoured: backoff applies instead
 
 
 def retry_after_from_headers(headers: Any) -> float | None:
@@ -37,10 +35,7 @@ def retry_after_from_headers(headers: Any) -> float | None:
         return None
 
 
-def backoff_delay(attempt: int, retry_after: float | None = None) -> float:
-    """Retry-After when the server gives a sane one, else exponential backoff with jitter
-    (``attempt`` counts from 0)."""
-    if retry_after is not None and 0 < retry_after <= MAX_RETRY_AFTER:
-        return retry_after
+def backoff_delay(attempt: int) -> float:
+    """Exponential backoff with jitter (``attempt`` counts from 0)."""
     delay = min(INITIAL_RETRY_DELAY * 2**attempt, MAX_RETRY_DELAY)
     return delay * (1 - 0.25 * random.random())

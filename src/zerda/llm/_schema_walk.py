@@ -64,3 +64,18 @@ def copy_json(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [copy_json(item) for item in value]
     return value
+
+
+def json_kind(value: Any) -> str:
+    """Return the JSON Schema type name of a JSON value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"

@@ -21,6 +21,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from zerda.llm.errors import excerpt, malformed_response
 from zerda.llm.tools import ToolCall, _parse_json_arguments
 
 if TYPE_CHECKING:
@@ -46,7 +47,11 @@ class StreamAccumulator:
     """Collects text, reasoning text, tool calls (keyed by the provider's index or block,
     never by position in the stream), the native stop reason, usage and provider data."""
 
-    def __init__(self) -> None:
+    def __init__(self, provider: str | None = None) -> None:
+        self.provider = provider
+        # Set by the provider's _feed on its stream's final event (finish_reason,
+        # message_stop, done...): a stream that ends without it is incomplete.
+        self.finished = False
         self.text_parts: list[str] = []
         self.reasoning_parts: list[str] = []
         self.calls: list[ToolCall] = []
@@ -78,19 +83,27 @@ class StreamAccumulator:
     def reasoning_text(self) -> str | None:
         return "".join(self.reasoning_parts) or None
 
-    def text(self, delta: str | None) -> list[Event]:
+    def text(self, delta: Any) -> list[Event]:
         if not delta:
             return []
+        if not isinstance(delta, str):
+            raise malformed_response(
+                self.provider, f"a text delta is not a string: {excerpt(delta)}"
+            )
         self.text_parts.append(delta)
         events: list[Event] = [{"type": "text", "text": delta}]
         if self._partial is not None and self._output is not None and self._output.mode == "native":
             events += self._partial.feed("".join(self.text_parts))  # the answer is the text
         return events
 
-    def reasoning(self, delta: str | None) -> list[Event]:
+    def reasoning(self, delta: Any) -> list[Event]:
         """A piece of the reasoning text; the pieces joined are the result's reasoning."""
-        if not delta or not isinstance(delta, str):
+        if not delta:
             return []
+        if not isinstance(delta, str):
+            raise malformed_response(
+                self.provider, f"a reasoning delta is not a string: {excerpt(delta)}"
+            )
         self.reasoning_parts.append(delta)
         return [{"type": "reasoning", "text": delta}]
 

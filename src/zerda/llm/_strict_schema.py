@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from zerda.llm._schema_walk import SchemaContext, copy_json
+from zerda.llm._schema_walk import json_kind as _json_kind
 
 JsonDict = dict[str, Any]
 
@@ -226,20 +227,6 @@ def _types_of(node: Mapping[str, Any], context: SchemaContext) -> list[str]:
     if isinstance(values, list) and values:
         return list(dict.fromkeys(_json_kind(v) for v in values))
     raise context.error("a schema without a type cannot be strict")
-
-
-def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
 
 
 def _annotations(node: Mapping[str, Any]) -> JsonDict:

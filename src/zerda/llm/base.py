@@ -17,8 +17,10 @@ key out of sight happen here, once.
 from __future__ import annotations
 
 import abc
+import contextvars
 import importlib
 import inspect
+import json
 import logging
 import os
 import re
@@ -33,15 +35,18 @@ from collections.abc import (
     Callable,
     Iterable,
     Iterator,
+    Mapping,
     Sequence,
 )
 from dataclasses import replace
 from types import ModuleType, TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from zerda.llm import _structured, _telemetry, registry
+from zerda.llm import _names, _ratelimit, _structured, _telemetry, registry
 from zerda.llm._ids import ID_RULES
+from zerda.llm._ratelimit import RateLimiter
 from zerda.llm._request import (
+    MAX_SCHEMA_DEPTH,
     TOOL_CHOICES,
     Request,
     check_tool_choice,
@@ -56,6 +61,8 @@ from zerda.llm._structured import OutputSpec
 
 if TYPE_CHECKING:
     import asyncio
+
+    from zerda.llm.batch import AsyncBatchJob, BatchJob, BatchStatus, ItemOutcome
 from zerda.llm.errors import (
     AuthenticationError,
     InvalidRequestError,
@@ -63,12 +70,17 @@ from zerda.llm.errors import (
     UnknownError,
     ZerdaError,
     error_result,
+    excerpt,
+    malformed_response,
+    retry_delay,
+    stream_ended_early,
 )
 from zerda.llm.reasoning import Plan, check_reasoning, plan_reasoning
 from zerda.llm.tools import ToolCall, tool_calls_to_dicts
 
 # Kept importable from here for callers of the first round.
 __all__ = [
+    "MAX_SCHEMA_DEPTH",
     "TOOL_CHOICES",
     "BaseLLMInterface",
     "Request",
@@ -82,6 +94,24 @@ __all__ = [
 logger = logging.getLogger("zerda")
 T = TypeVar("T")
 Self = TypeVar("Self", bound="BaseLLMInterface")
+
+
+# Waits between retries; tests replace it to record the waits instead of sleeping.
+def _sleep(seconds: float) -> None:
+    time.sleep(seconds)  # looked up per call, so a test may patch either name
+
+
+# The caller's timeout for the call being made in this context (thread or task): the waits
+# between its retries never add up past it. Set for each call by _native_request.
+_RETRY_BUDGET: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "zerda_retry_budget", default=None
+)
+
+
+async def _sleep_async(seconds: float) -> None:
+    import asyncio  # already loaded: this runs on an event loop
+
+    await asyncio.sleep(seconds)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -199,6 +229,16 @@ def _check_arguments(
         raise TypeError(f"{owner}: raise_errors must be True or False, not {raise_errors!r}")
 
 
+def tool_output_text(output: Any) -> str:
+    """A tool's output as the text a provider's tool result carries: a string as it is,
+    anything else (dict, list, number...) as JSON. The one rule for every provider whose
+    tool results are text (OpenAI, Groq, Mistral, Ollama, Anthropic; Bedrock's non-object
+    outputs); the history check has already refused what JSON cannot carry."""
+    if isinstance(output, str):
+        return output
+    return json.dumps(output, ensure_ascii=False)
+
+
 # --- async clients and their event loop --------------------------------------------------
 
 
@@ -263,6 +303,9 @@ class BaseLLMInterface(abc.ABC):
     # outside the registry (a third-party provider, a test double) sets ``spec`` itself.
     provider: str = ""
     spec: registry.ProviderSpec
+    # The event that ends a complete stream (a fact of the class's wire protocol, the same
+    # for every row it serves), named in the error when a stream ends without it.
+    stream_final_event: str = "its final event"
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # Python's own message for this ("Can't instantiate abstract class X with abstract
@@ -287,6 +330,7 @@ class BaseLLMInterface(abc.ABC):
         max_retries: int = 2,
         client: Any = None,
         raise_errors: bool = False,
+        rate_limit: Mapping[str, float] | RateLimiter | None = None,
         **options: Any,
     ) -> None:
         own = getattr(type(self), "spec", None)
@@ -313,10 +357,15 @@ class BaseLLMInterface(abc.ABC):
         )
         key = api_key if api_key is not None else self._key_from_env()
         self._api_key = Secret(key) if key else None
+        self._key_from_environment = api_key is None  # then a pickle never carries it
+        self._client_given = client is not None  # a live object: such an interface stays here
         self.base_url = base_url
         self.timeout = None if timeout is None else float(timeout)
         self.max_retries = max_retries
         self.raise_errors = raise_errors
+        _ratelimit.check_setting(rate_limit)
+        self.rate_limit = rate_limit
+        self._rate_limiter: RateLimiter | None = None
         self.options = options
         self._check_options()
         self._client = client
@@ -376,6 +425,96 @@ class BaseLLMInterface(abc.ABC):
             f"{type(self).__name__} got unknown option{s} {', '.join(map(repr, unknown))} "
             f"(valid: {', '.join(own)}{sdk})"
         )
+
+    # --- pickling (docs/scale.md) ---------------------------------------------------------
+
+    # Attributes holding live objects (SDK modules and clients, locks, event loops): left out
+    # of a pickle and rebuilt, lazily where they are clients, where it is loaded. A subclass
+    # that owns more (Bedrock: a boto3 session, a thread pool) extends the tuple and
+    # ``_restore_live``.
+    _live_attributes: ClassVar[tuple[str, ...]] = (
+        "sdk",
+        "_client",
+        "_async_client",
+        "_async_loop",
+        "_async_closer",
+        "_lock",
+        "_rate_limiter",
+    )
+
+    def __getstate__(self) -> dict[str, Any]:
+        from zerda.llm._pickling import interface_state
+
+        return interface_state(self)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        from zerda.llm._pickling import restore_interface
+
+        restore_interface(self, state)
+
+    def _restore_live(self) -> None:
+        """The live attributes of an unpickled interface: the SDK module imported again,
+        a new lock, no client yet (built on first use, as in a new interface)."""
+        for name in self._live_attributes:
+            setattr(self, name, None)
+        self._owns_client = self._owns_async = False
+        spec = self.spec
+        if spec.sdk_module:
+            self.sdk = require_sdk(spec.sdk_module, spec.extra, spec.sdk_package)
+        self._lock = threading.RLock()
+
+    # --- rate limits (docs/scale.md, "Rate limits") --------------------------------------
+
+    @property
+    def _limiter(self) -> RateLimiter | None:
+        """The process's limiter for this account and limits; None without ``rate_limit``."""
+        if self.rate_limit is None:
+            return None
+        if self._rate_limiter is None:
+            self._rate_limiter = _ratelimit.shared_limiter(
+                self.rate_limit, self.provider, self.base_url, self.api_key
+            )
+        return self._rate_limiter
+
+    def _admit(self, native: dict[str, Any]) -> int:
+        """Waits until the limiter lets this request go; returns the tokens reserved."""
+        limiter = self._limiter
+        if limiter is None:
+            return 0
+        tokens = _ratelimit.estimate_tokens(native)
+        limiter.wait(tokens)
+        return tokens
+
+    async def _admit_async(self, native: dict[str, Any]) -> int:
+        limiter = self._limiter
+        if limiter is None:
+            return 0
+        tokens = _ratelimit.estimate_tokens(native)
+        await limiter.wait_async(tokens)
+        return tokens
+
+    def _settle(self, reserved: int, result: dict[str, Any]) -> None:
+        """Corrects the token reservation with the usage the provider reported."""
+        limiter = self._limiter
+        usage = result.get("usage")
+        if limiter is None or not isinstance(usage, dict):
+            return
+        used = (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0)
+        limiter.settle(reserved, used)
+
+    def _with_rate_headers(self, kwargs: dict[str, Any], *, is_async: bool) -> dict[str, Any]:
+        """Stainless client arguments (openai, groq, anthropic) with an HTTP client whose
+        response hook hands the provider's rate-limit headers to the limiter; unchanged
+        without a limiter, for an SDK without ``DefaultHttpxClient`` or when the caller
+        gave an ``http_client``."""
+        limiter = self._limiter
+        factory = getattr(
+            self.sdk, "DefaultAsyncHttpxClient" if is_async else "DefaultHttpxClient", None
+        )
+        if limiter is None or factory is None or kwargs.get("http_client") is not None:
+            return kwargs
+        hook = limiter.observe_response_async if is_async else limiter.observe_response
+        return {**kwargs, "http_client": factory(event_hooks={"response": [hook]})}
 
     # --- clients, built once ------------------------------------------------------------
 
@@ -447,7 +586,8 @@ class BaseLLMInterface(abc.ABC):
         """Constructor arguments in the shape the Stainless SDKs (openai, groq, anthropic)
         take: Zerda's options, then any other option given to the interface
         (``default_headers``, ``http_client``...). Other SDKs override this."""
-        kwargs: dict[str, Any] = {"api_key": self.api_key, "max_retries": self.max_retries}
+        # max_retries=0: Zerda retries every provider itself, with one policy (_retrying).
+        kwargs: dict[str, Any] = {"api_key": self.api_key, "max_retries": 0}
         if self.base_url is not None:
             kwargs["base_url"] = self.base_url
         if self.timeout is not None:
@@ -594,38 +734,56 @@ class BaseLLMInterface(abc.ABC):
     def _map_response(self, raw: Any) -> dict[str, Any]:
         """The SDK's response as Zerda's result (through ``_make_result``)."""
 
-    def _retry_delay(self, exc: BaseException, attempt: int) -> float | None:
-        """Seconds to wait before Zerda's own retry number ``attempt`` (from 0) after
-        ``exc``; None: do not retry. Only providers that retry in Zerda (see _retry.py)
-        override it; the others configure their SDK's retry."""
+    def _retry_after(self, exc: BaseException) -> float | None:
+        """Seconds the server asked to wait (``Retry-After``), from the SDK's exception: its
+        HTTP response's headers, or headers it carries itself. Providers whose SDK keeps
+        them elsewhere override this."""
+        from zerda.llm._retry import retry_after_from_headers
+
+        for holder in (getattr(exc, "response", None), exc):
+            after = retry_after_from_headers(getattr(holder, "headers", None))
+            if after is not None:
+                return after
         return None
 
+    def _retry_delay(self, exc: BaseException, attempt: int, waited: float) -> float | None:
+        """Seconds to wait before retry ``attempt`` (from 0) after ``exc``, having waited
+        ``waited`` already; None: do not retry. :func:`zerda.llm.errors.retry_delay`
+        decides, on the error ``exc`` maps to, for every provider."""
+        if attempt >= self.max_retries:
+            return None
+        error = self._to_error(exc)
+        budget = _RETRY_BUDGET.get(self.timeout)
+        return retry_delay(error, attempt, self._retry_after(exc), waited=waited, budget=budget)
+
     def _retrying(self, send: Callable[[], T]) -> T:
-        """``send()``, retried per ``_retry_delay`` up to ``max_retries`` times."""
-        attempt = 0
+        """``send()``, retried per ``_retry_delay`` up to ``max_retries`` times. Every
+        provider's calls go through here (the SDKs' own retries are off), so one policy
+        holds everywhere."""
+        attempt, waited = 0, 0.0
         while True:
             try:
                 return send()
             except Exception as exc:
-                delay = self._retry_delay(exc, attempt) if attempt < self.max_retries else None
+                delay = self._retry_delay(exc, attempt, waited)
                 if delay is None:
                     raise
-            time.sleep(delay)
+            _sleep(delay)
+            waited += delay
             attempt += 1
 
     async def _retrying_async(self, send: Callable[[], Awaitable[T]]) -> T:
         """As :meth:`_retrying`; only the wait is awaited."""
-        attempt = 0
+        attempt, waited = 0, 0.0
         while True:
             try:
                 return await send()
             except Exception as exc:
-                delay = self._retry_delay(exc, attempt) if attempt < self.max_retries else None
+                delay = self._retry_delay(exc, attempt, waited)
                 if delay is None:
                     raise
-            import asyncio  # already loaded: this runs on an event loop
-
-            await asyncio.sleep(delay)
+            await _sleep_async(delay)
+            waited += delay
             attempt += 1
 
     def _map_error(self, exc: BaseException) -> ZerdaError | None:
@@ -742,7 +900,29 @@ class BaseLLMInterface(abc.ABC):
         reasoning: str | None = None,
     ) -> dict[str, Any]:
         """The result shape of DESIGN.md §3, the same from generate and from stream;
-        ``reasoning`` is the reasoning text shown ("" counts as none)."""
+        ``reasoning`` is the reasoning text shown ("" counts as none). A response whose
+        text or reasoning is not a string or whose tool call has no name is malformed:
+        reported as such, the raw part in the message, rather than returned as a success
+        that the next call's history check would refuse."""
+        if content is not None and not isinstance(content, str):
+            raise malformed_response(
+                self.provider, f"the message content is not text: {excerpt(content)}"
+            )
+        if reasoning is not None and not isinstance(reasoning, str):
+            raise malformed_response(
+                self.provider, f"the reasoning is not text: {excerpt(reasoning)}"
+            )
+        for j, call in enumerate(calls):
+            if call.id is not None and not isinstance(call.id, str):
+                raise malformed_response(
+                    self.provider, f"tool_calls[{j}] has an id that is not text: {call.id!r}"
+                )
+            if not isinstance(call.name, str) or not call.name:
+                raise malformed_response(
+                    self.provider,
+                    f"tool_calls[{j}] has no name (id={call.id!r}, "
+                    f"arguments={excerpt(call.arguments)})",
+                )
         tool_calls = tool_calls_to_dicts(calls)
         # Providers say "stop" with calls present (forced tool_choice, Gemini, Ollama).
         stop_reason = "tool_use" if tool_calls else self._map_stop_reason(native_stop)
@@ -768,8 +948,12 @@ class BaseLLMInterface(abc.ABC):
         if isinstance(exc, ZerdaError):
             err = exc
         else:
+            try:
+                mapped = self._map_error(exc)
+            except Exception:  # noqa: BLE001 - a body no mapping foresaw must not escape
+                mapped = None
             err = (
-                self._map_error(exc)
+                mapped
                 or _refused_argument(exc)
                 or UnknownError(f"{type(exc).__name__}: {exc}", provider=self.provider)
             )
@@ -791,8 +975,11 @@ class BaseLLMInterface(abc.ABC):
         reasoning: str | None = None,
     ) -> dict[str, Any]:
         err = self._to_error(exc)
-        logger.debug("%s call failed: %s", self.provider, err.message)
+        # WARNING: a failed call must not pass unnoticed (print(result["content"]) shows
+        # only None); the message is already scrubbed of secrets.
+        logger.warning("%s call failed: %s: %s", self.provider, err.type, err.message)
         if self.raise_errors if raise_errors is None else raise_errors:
+            self._scrub_chain(exc)
             if err is exc:
                 raise err
             raise err from exc
@@ -809,6 +996,20 @@ class BaseLLMInterface(abc.ABC):
             _telemetry.end_chat(span, None, err)
             raise
 
+    def _scrub_chain(self, exc: BaseException) -> None:
+        """Removes secrets from the text of every exception ``exc`` chains to (its
+        __cause__ and __context__, theirs...): a provider may echo the key in an error, and
+        ``logger.exception`` prints the whole chain."""
+        seen: set[int] = set()
+        todo: list[BaseException | None] = [exc]
+        while todo:
+            current = todo.pop()
+            if current is None or id(current) in seen:
+                continue
+            seen.add(id(current))
+            _scrub_exception(current, self._redact)
+            todo += [current.__cause__, current.__context__]
+
     def _native_request(self, messages: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         return self._checked_request(messages, kwargs)[1]
 
@@ -818,6 +1019,8 @@ class BaseLLMInterface(abc.ABC):
         """The checked request and the SDK call's keyword arguments built from it."""
         try:
             req = self._prepare(messages, **kwargs)
+            # The retry budget of this call: its own timeout, else the interface's.
+            _RETRY_BUDGET.set(req.timeout if req.timeout is not None else self.timeout)
             return req, self._build_request(req)
         except ValueError as exc:  # a converter refused the input: the caller's mistake
             if isinstance(exc, ZerdaError):
@@ -840,6 +1043,12 @@ class BaseLLMInterface(abc.ABC):
             )
         return result
 
+    def _check_finished(self, acc: StreamAccumulator) -> None:
+        """The truncation rule, for every provider: a stream that ended (cleanly) before
+        its final event is an error, its text kept (docs/errors.md, Streams)."""
+        if not acc.finished:
+            raise stream_ended_early(self.provider, self.stream_final_event)
+
     # --- public API ---------------------------------------------------------------------
 
     def generate(
@@ -852,7 +1061,10 @@ class BaseLLMInterface(abc.ABC):
             req = None
             try:
                 req, native = self._checked_request(messages, kwargs)
-                result = self._map_response(self._call(native))
+                reserved = self._admit(native)
+                raw = self._call(native)
+                result = _names.restore_result(self._map_response(raw), req.tool_names)
+                self._settle(reserved, result)
             except Exception as exc:
                 result = self._fail(exc, raise_errors)
             _telemetry.record_result(span, result)
@@ -866,7 +1078,10 @@ class BaseLLMInterface(abc.ABC):
             req = None
             try:
                 req, native = self._checked_request(messages, kwargs)
-                result = self._map_response(await self._call_async(native))
+                reserved = await self._admit_async(native)
+                raw = await self._call_async(native)
+                result = _names.restore_result(self._map_response(raw), req.tool_names)
+                self._settle(reserved, result)
             except Exception as exc:
                 result = self._fail(exc, raise_errors)
             _telemetry.record_result(span, result)
@@ -877,17 +1092,22 @@ class BaseLLMInterface(abc.ABC):
     ) -> Iterator[dict[str, Any]]:
         """Yields text, reasoning and tool_call events, then always a done event (DESIGN.md §7)."""
         self._check_open()
-        acc = StreamAccumulator()
+        acc = StreamAccumulator(self.provider)
         span = _telemetry.start_chat(self, messages, kwargs)
         req = None
         try:
             req, native = self._checked_request(messages, kwargs)
             acc.expect_output(req.output)
+            reserved = self._admit(native)
             with self._open_stream(native) as chunks:
                 for chunk in chunks:
-                    yield from self._feed(acc, chunk)
-            yield from acc.end_all_calls()
-            result = acc.result(self._make_result)
+                    for event in self._feed(acc, chunk):
+                        yield _names.restore_event(event, req.tool_names)
+            self._check_finished(acc)
+            for event in acc.end_all_calls():
+                yield _names.restore_event(event, req.tool_names)
+            result = _names.restore_result(acc.result(self._make_result), req.tool_names)
+            self._settle(reserved, result)
         except GeneratorExit:  # the consumer stopped reading: not a failure
             _telemetry.end_chat(span, None, None)
             raise
@@ -905,19 +1125,22 @@ class BaseLLMInterface(abc.ABC):
         self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
     ) -> AsyncIterator[dict[str, Any]]:
         self._check_open()
-        acc = StreamAccumulator()
+        acc = StreamAccumulator(self.provider)
         span = _telemetry.start_chat(self, messages, kwargs)
         req = None
         try:
             req, native = self._checked_request(messages, kwargs)
             acc.expect_output(req.output)
+            reserved = await self._admit_async(native)
             async with self._open_stream_async(native) as chunks:
                 async for chunk in chunks:
                     for event in self._feed(acc, chunk):
-                        yield event
+                        yield _names.restore_event(event, req.tool_names)
+            self._check_finished(acc)
             for event in acc.end_all_calls():
-                yield event
-            result = acc.result(self._make_result)
+                yield _names.restore_event(event, req.tool_names)
+            result = _names.restore_result(acc.result(self._make_result), req.tool_names)
+            self._settle(reserved, result)
         except GeneratorExit:  # the consumer stopped reading: not a failure
             _telemetry.end_chat(span, None, None)
             raise
@@ -931,6 +1154,73 @@ class BaseLLMInterface(abc.ABC):
         for event in acc.final_partial(result):
             yield event
         yield {"type": "done", "result": result}
+
+    def batch(self, requests: Sequence[dict[str, Any]], **options: Any) -> BatchJob:
+        """Sends ``requests`` (dicts of generate arguments, each with an ``"id"``) as one job
+        of the provider's batch API; see :mod:`zerda.llm.batch`. ``options`` go to the
+        provider's job creation (``metadata``...)."""
+        from zerda.llm.batch import BatchJob, prepare_items
+
+        self._check_batch()
+        items = prepare_items(self, requests)
+        try:
+            batch_id = self._batch_submit(items, options)
+        except Exception as exc:
+            raise self._to_error(exc) from exc
+        return BatchJob(self, batch_id, [i for i, _ in items])
+
+    async def batch_async(
+        self, requests: Sequence[dict[str, Any]], **options: Any
+    ) -> AsyncBatchJob:
+        from zerda.llm.batch import AsyncBatchJob, prepare_items
+
+        self._check_batch()
+        items = prepare_items(self, requests)
+        try:
+            batch_id = await self._batch_submit_async(items, options)
+        except Exception as exc:
+            raise self._to_error(exc) from exc
+        return AsyncBatchJob(self, batch_id, [i for i, _ in items])
+
+    def _check_batch(self) -> None:
+        if self.traits.batch is None:
+            able = [p.name for p in registry.REGISTRY.values() if p.traits.batch]
+            raise InvalidRequestError(
+                f"batch: Zerda maps no batch API for {self.provider} (providers with one: "
+                f"{', '.join(able)}); nothing was sent",
+                provider=self.provider,
+            )
+
+    # Batch hooks (providers whose row has traits.batch): the native calls only; mapping
+    # lives in the provider module, the job handle in zerda.llm.batch.
+
+    def _batch_submit(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        raise NotImplementedError
+
+    async def _batch_submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        raise NotImplementedError
+
+    def _batch_poll(self, batch_id: str) -> BatchStatus:
+        raise NotImplementedError
+
+    async def _batch_poll_async(self, batch_id: str) -> BatchStatus:
+        raise NotImplementedError
+
+    def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        raise NotImplementedError
+
+    async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        raise NotImplementedError
+
+    def _batch_cancel(self, batch_id: str) -> BatchStatus:
+        raise NotImplementedError
+
+    async def _batch_cancel_async(self, batch_id: str) -> BatchStatus:
+        raise NotImplementedError
 
     def run(
         self, messages: Any, *, tools: Sequence[Any] = (), max_turns: int = 10, **kwargs: Any
@@ -965,3 +1255,26 @@ def _refused_argument(exc: BaseException) -> ZerdaError | None:
         f"the SDK call refuses the argument {match.group(1)!r} ({exc}); extra keyword "
         "arguments go to it unchanged, so only names it takes can be passed"
     )
+
+
+def without_sdk_retries(client: Any) -> Any:
+    """A ready Stainless SDK client (openai, groq, anthropic) with its own retries off:
+    Zerda retries every provider with one policy (``_retrying``). ``with_options`` returns a
+    copy that shares the client's HTTP connection pool."""
+    if client is None or getattr(client, "max_retries", 0) == 0:
+        return client
+    with_options = getattr(client, "with_options", None)
+    return with_options(max_retries=0) if callable(with_options) else client
+
+
+def _scrub_exception(exc: BaseException, redact: Callable[[str], str]) -> None:
+    """``exc``'s args and text attributes (``message``, ``body``, ``error``... which SDK
+    exceptions' str and repr show) with secrets replaced by ``***``."""
+    try:
+        exc.args = tuple(redact(a) if isinstance(a, str) else a for a in exc.args)
+        for name, value in list(getattr(exc, "__dict__", {}).items()):
+            if isinstance(value, str) and redact(value) != value:
+                # object.__setattr__: some SDK exceptions are frozen dataclasses (mistralai).
+                object.__setattr__(exc, name, redact(value))
+    except (AttributeError, TypeError):  # an exception type with read-only fields
+        pass

@@ -37,6 +37,8 @@ class ZerdaError(Exception):
         provider: str | None = None,
         retryable: bool | None = None,
     ) -> None:
+        if not isinstance(message, str):  # a provider's error body may hold any JSON value
+            message = str(message)
         super().__init__(message)
         self.message = message
         self.status_code = status_code
@@ -172,3 +174,73 @@ def error_result(
         "message": None,
         "error": error.to_dict(),
     }
+
+
+# --- the decisions every provider shares -----------------------------------------------
+
+# A Retry-After longer than this is not waited for: the call fails at once with its
+# (retryable) error and the caller decides. Stainless SDKs (openai, anthropic, groq) honour
+# at most 60 s too; waiting longer inside one call would look like a hang.
+MAX_RETRY_AFTER = 60.0
+
+
+def retry_delay(
+    error: ZerdaError,
+    attempt: int,
+    retry_after: float | None,
+    *,
+    waited: float = 0.0,
+    budget: float | None = None,
+) -> float | None:
+    """Seconds to wait before retry number ``attempt`` (from 0) after ``error``, or None:
+    do not retry. The one retry decision of every provider (docs/errors.md, Retries):
+
+    - only errors whose ``retryable`` is true (connection errors, timeouts, 408, 409, 429,
+      5xx; never a broken 200 body or an error inside a started stream);
+    - a positive Retry-After up to :data:`MAX_RETRY_AFTER` is waited as given; a longer one
+      is not retried at all; without one, exponential backoff with jitter;
+    - with a ``budget`` (the caller's ``timeout``), the waits of one call never add up to
+      more than it: a wait that would pass it is not started.
+    """
+    if not error.retryable:
+        return None
+    if retry_after is not None and retry_after > MAX_RETRY_AFTER:
+        return None
+    from zerda.llm import _retry  # its random import is not needed at import time
+
+    delay = retry_after if retry_after is not None and retry_after > 0 else None
+    if delay is None:
+        delay = _retry.backoff_delay(attempt)
+    if budget is not None and waited + delay > budget:
+        return None
+    return delay
+
+
+def excerpt(value: Any, limit: int = 300) -> str:
+    """``repr(value)``, cut to ``limit`` characters: a raw part quoted in an error."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def malformed_response(provider: str | None, problem: str) -> ServerError:
+    """A 200 whose body (or stream) is not the provider's documented shape: not JSON,
+    ``{}``, ``[]``, ``null``, an HTML page, a part missing what it must have. The provider's
+    fault, and not retried: the same request gets the same body (docs/errors.md)."""
+    return ServerError(
+        f"{provider or 'the provider'} sent a malformed response: {problem}",
+        provider=provider,
+        retryable=False,
+    )
+
+
+def stream_ended_early(provider: str | None, final_event: str) -> ServerError:
+    """A stream that ended cleanly before its final event (``final_event``, e.g. OpenAI's
+    finish_reason, Anthropic's message_stop): the answer is incomplete, so it is an error
+    whose result keeps the text received (docs/errors.md, Streams). Not retried: text may
+    already have reached the caller."""
+    return ServerError(
+        f"the {provider or 'provider'} stream ended before its final event ({final_event}): "
+        "the answer is incomplete",
+        provider=provider,
+        retryable=False,
+    )

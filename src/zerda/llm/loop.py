@@ -3,7 +3,9 @@ append their results, repeat until the model stops calling tools or ``max_turns`
 
 Nothing a tool does stops the loop: an exception, an unknown tool, arguments that do not
 validate or a refused call become an ``is_error`` tool result that tells the model what went
-wrong, so it can correct itself.
+wrong, so it can correct itself. A tool's exception reaches the model as one line; its
+traceback stays in the transcript's tool message (``"traceback"``, never sent) and is logged
+at DEBUG on the ``zerda`` logger.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import logging
+import traceback
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from zerda.llm import _telemetry
@@ -31,6 +36,8 @@ class LLMLike(Protocol):
 
     async def generate_async(self, messages: Any, **kwargs: Any) -> dict[str, Any]: ...
 
+
+logger = logging.getLogger("zerda")
 
 Approver = Callable[[dict[str, Any]], "bool | Awaitable[bool]"]
 Registry = dict[str, "Callable[..., Any] | ExecutableTool"]
@@ -63,16 +70,18 @@ def _registry(tools: list[Any]) -> Registry:
 
 
 def _to_content(output: Any) -> Any:
-    """A tool's return value as tool message content: text, or JSON-ready dicts and lists."""
-    if isinstance(output, (str, dict, list)):
+    """A tool's return value as tool message content (text, a dict or a list): text as it
+    is, anything else as the JSON-ready value pydantic makes of it (Enum members, datetimes, dataclasses, models,
+    sets and tuples, nested anywhere; NaN as null, as pydantic's JSON mode does); what
+    pydantic cannot serialise becomes its ``str()``."""
+    if isinstance(output, str):
         return output
-    dump = getattr(output, "model_dump", None)
-    if callable(dump):  # a pydantic model
-        return dump(mode="json")
-    try:
-        return json.dumps(output)
-    except (TypeError, ValueError):
-        return str(output)
+    from pydantic_core import to_jsonable_python
+
+    value = to_jsonable_python(output, serialize_unknown=True, inf_nan_mode="null")
+    if isinstance(value, (str, dict, list)):
+        return value
+    return json.dumps(value)  # a number, a bool or None: tool content is text, dict or list
 
 
 def _refusal(call: dict[str, Any], registry: Registry) -> str | None:
@@ -114,6 +123,26 @@ def _output_message(call: dict[str, Any], output: ToolOutput) -> dict[str, Any]:
 
 def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
+
+
+def _tool_failed(call: dict[str, Any], exc: BaseException) -> dict[str, Any]:
+    """The tool message for a tool that raised: one line for the model; the traceback kept
+    beside it in the transcript (the history check drops it, so it is never sent)."""
+    logger.debug("tool %r raised", call.get("name"), exc_info=exc)
+    trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return {**tool_result(call, _error_text(exc), is_error=True), "traceback": trace}
+
+
+def _run_to_end(awaitable: Awaitable[Any]) -> Any:
+    """An async tool's result in the sync loop. Inside a running event loop (a notebook,
+    an async framework) ``asyncio.run`` is refused, so the tool runs on a worker thread's
+    own loop while this thread waits."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop running in this thread: the usual case
+        return asyncio.run(_await(awaitable))
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="zerda-tool") as pool:
+        return pool.submit(asyncio.run, _await(awaitable)).result()
 
 
 def _finish(result: dict[str, Any], history: list[Any], usage: Any, turns: int) -> dict[str, Any]:
@@ -173,10 +202,11 @@ def _execute(call: dict[str, Any], registry: Registry, approve: Approver | None)
             return _output_message(call, fn.call(kwargs))
         output = fn(**kwargs)
         if inspect.isawaitable(output):  # an async tool in the sync loop: run it to the end
-            output = asyncio.run(_await(output))
+            output = _run_to_end(output)
+        content = _to_content(output)
     except Exception as exc:
-        return tool_result(call, _error_text(exc), is_error=True)
-    return tool_result(call, _to_content(output))
+        return _tool_failed(call, exc)
+    return tool_result(call, content)
 
 
 async def _await(awaitable: Awaitable[Any]) -> Any:
@@ -271,9 +301,10 @@ async def _execute_async(
             output = await asyncio.to_thread(fn, **kwargs)
             if inspect.isawaitable(output):
                 output = await output
+        content = _to_content(output)
     except Exception as exc:
-        return tool_result(call, _error_text(exc), is_error=True)
-    return tool_result(call, _to_content(output))
+        return _tool_failed(call, exc)
+    return tool_result(call, content)
 
 
 async def run_async(

@@ -26,6 +26,13 @@ from zerda.llm.executable import ExecutableTool, ToolOutput
 
 __all__ = ["MCPTool", "MCPTools"]
 
+# An MCP tool is executed through a live session (a subprocess or an HTTP connection) that
+# belongs to this process.
+_CANNOT_TRAVEL = (
+    "{what} cannot be pickled: MCP tools run through the live session of the process "
+    "that opened them; open MCPTools inside the worker (with MCPTools(...) as tools: ...)"
+)
+
 
 class MCPTool(ExecutableTool):
     """One tool of an MCP server: name, description and input schema as the server gives
@@ -39,6 +46,9 @@ class MCPTool(ExecutableTool):
 
     def __repr__(self) -> str:
         return f"MCPTool(name={self.name!r})"
+
+    def __reduce__(self) -> Any:
+        raise TypeError(_CANNOT_TRAVEL.format(what=f"MCP tool {self.name!r}"))
 
     def call(self, arguments: dict[str, Any]) -> ToolOutput:
         return self._owner._call_sync(self.name, arguments)
@@ -82,6 +92,9 @@ class MCPTools:
         kind = "url" if isinstance(self._target, str) else "command"
         shown = _without_userinfo(self._target) if isinstance(self._target, str) else self._target
         return f"MCPTools({kind}={shown!r})"
+
+    def __reduce__(self) -> Any:
+        raise TypeError(_CANNOT_TRAVEL.format(what=repr(self)))
 
     # --- async: the session lives on the caller's loop ----------------------------------
 

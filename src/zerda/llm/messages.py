@@ -7,6 +7,7 @@ Every function returns new objects; the caller's messages are never mutated.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -15,6 +16,8 @@ from zerda.llm.parts import check_parts, is_parts, text_of
 from zerda.llm.registry import PART_TYPES
 
 ROLES = ("system", "user", "assistant", "tool")
+NOT_EXECUTED = "not executed"  # the content of the result repair=True gives an orphaned call
+logger = logging.getLogger("zerda")
 
 
 def tool_result(call: dict[str, Any], output: Any, is_error: bool = False) -> dict[str, Any]:
@@ -36,14 +39,32 @@ def _fail(index: int, problem: str) -> InvalidRequestError:
 
 
 def json_problem(value: Any) -> str | None:
-    """Why ``value`` cannot be sent as JSON (NaN, infinities, sets, objects), or None.
+    """Why ``value`` cannot be sent as JSON (NaN, infinities, sets, objects, text with a
+    lone surrogate), or None.
 
     Providers differ on such values (some send ``NaN``, some fail inside the SDK), so Zerda
     refuses them before anything is sent."""
     try:
-        json.dumps(value, allow_nan=False)
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"a string holds the lone surrogate {exc.object[exc.start : exc.end]!r}, which is not valid Unicode text"
     except (TypeError, ValueError) as exc:
         return str(exc)
+    except RecursionError:
+        return "it is nested too deeply"
+    return None
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` cannot be sent (a lone surrogate: not valid Unicode, which every
+    provider's JSON refuses or mangles), as words following the field's name; or None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return (
+            f"holds the lone surrogate {text[exc.start]!r} at position {exc.start}, "
+            "which is not valid Unicode text"
+        )
     return None
 
 
@@ -52,6 +73,13 @@ def _check_tool_call(index: int, j: int, call: Any) -> dict[str, Any]:
     if not isinstance(call, dict):
         raise _fail(index, f"{where} must be a dict with 'id', 'name' and 'arguments'")
     name = call.get("name")
+    if (not isinstance(name, str) or not name) and isinstance(call.get("function"), dict):
+        raise _fail(
+            index,
+            f"{where} looks like an OpenAI tool call ({{'type': 'function', 'function': ...}}); "
+            "Zerda's assistant messages hold tool calls as {'id', 'name', 'arguments'} "
+            "(docs/getting-started.md, 'The history format'): append result['message'] as generate returned it",
+        )
     if not isinstance(name, str) or not name:
         raise _fail(index, f"{where} has no 'name' (a non-empty string is required)")
     call_id = call.get("id")
@@ -73,8 +101,14 @@ def _check_text(index: int, message: dict[str, Any], *, optional: bool) -> str |
     if content is None and optional:
         return None
     if not isinstance(content, str):
-        kind = "missing" if content is None else f"a {type(content).__name__}"
+        if "content" not in message:
+            kind = "missing"
+        else:
+            kind = "None" if content is None else f"a {type(content).__name__}"
         raise _fail(index, f"{message['role']} message 'content' must be a string, got {kind}")
+    problem = text_problem(content)
+    if problem:
+        raise _fail(index, f"'content' {problem}")
     return content
 
 
@@ -82,6 +116,12 @@ def _check_message(index: int, message: Any) -> dict[str, Any]:
     if not isinstance(message, dict):
         raise _fail(index, f"must be a dict with a 'role', not {type(message).__name__}")
     role = message.get("role")
+    if role is None and "stop_reason" in message and "message" in message:
+        raise _fail(
+            index,
+            "this is a whole result of generate(), not a message: append result['message'] "
+            "(and the tool results) to the history",
+        )
     if role not in ROLES:
         raise _fail(index, f"unknown role {role!r} (expected one of {', '.join(ROLES)})")
     if role in ("system", "user") and isinstance(message.get("content"), list):
@@ -124,7 +164,7 @@ def _check_tool(index: int, message: dict[str, Any]) -> dict[str, Any]:
     content = message["content"]
     if is_parts(content):
         content = check_parts(f"messages[{index}].content", content)
-    problem = None if isinstance(content, str) else json_problem(content)
+    problem = text_problem(content) if isinstance(content, str) else json_problem(content)
     if problem:
         raise _fail(index, f"tool message 'content' cannot be sent as JSON: {problem}")
     return {
@@ -140,7 +180,7 @@ def validate_messages(messages: str | Sequence[Any]) -> list[dict[str, Any]]:
     """Checked copies of ``messages`` (a string is one user turn); raises
     :class:`InvalidRequestError` naming the message index and field at the first problem."""
     if isinstance(messages, str):
-        return [{"role": "user", "content": messages}]
+        messages = [{"role": "user", "content": messages}]
     if not isinstance(messages, Sequence):
         raise InvalidRequestError(
             f"messages must be a string or a list of messages, not {type(messages).__name__}"
@@ -235,6 +275,8 @@ def default_id(orig: str | None, index: int, j: int) -> str | None:
 def resolve_tool_ids(
     messages: list[dict[str, Any]],
     make_id: MakeId = default_id,
+    *,
+    repair: bool = False,
 ) -> list[dict[str, Any]]:
     """Copies of validated ``messages`` where every tool call has an id and every tool
     result carries its call's id and name (system messages are kept in place).
@@ -242,8 +284,13 @@ def resolve_tool_ids(
     Results are paired with the calls of the nearest preceding assistant message: by id
     when both have one, else by position. ``make_id(orig, message_index, call_index)`` gives
     the id to send (Mistral maps foreign ids to its 9-character form; a provider that needs
-    no ids may return None); the same id goes on the call and on its result. Raises :class:`InvalidRequestError` for a result that
-    answers no call, or a call left without a result before the conversation moves on.
+    no ids may return None); the same id goes on the call and on its result.
+
+    By default raises :class:`InvalidRequestError` for a result that answers no call, or a
+    call left without a result before the conversation moves on. With ``repair=True`` a
+    result without a call is dropped (a warning on the ``zerda`` logger names it) and an
+    unanswered call gets an ``is_error`` result saying "not executed", placed right after
+    the turn's other results (also at the end of the history).
     """
     out: list[dict[str, Any]] = []
     used: set[str] = set()
@@ -252,12 +299,21 @@ def resolve_tool_ids(
     for index, message in enumerate(messages):
         role = message["role"]
         if role == "tool":
-            match = _match_result(index, message, pending)
+            try:
+                match = _match_result(index, message, pending)
+            except InvalidRequestError as exc:
+                if not repair:
+                    raise
+                logger.warning("repair: dropped a tool result: %s", exc)
+                continue
             out.append(
                 {**message, "tool_call_id": match["id"], "name": message["name"] or match["name"]}
             )
             continue
-        _check_answered(pending, pending_at, index)
+        if repair:
+            out += _not_executed(pending, pending_at, index)
+        else:
+            _check_answered(pending, pending_at, index)
         if role == "assistant" and message["tool_calls"]:
             pending, pending_at = _pending_calls(index, message, used, make_id), index
             calls = [
@@ -267,7 +323,34 @@ def resolve_tool_ids(
         else:
             pending = []
             out.append(message)
+    if repair:
+        out += _not_executed(pending, pending_at, len(messages))
     return out
+
+
+def _not_executed(pending: list[dict[str, Any]], at: int, index: int) -> list[dict[str, Any]]:
+    """repair=True: an ``is_error`` result for each call of messages[at] still unanswered
+    at messages[index]."""
+    missing = [p for p in pending if not p["done"]]
+    for p in missing:
+        p["done"] = True
+        logger.warning(
+            "repair: tool call %r of messages[%d] has no result before messages[%d]; answered %r",
+            p["name"],
+            at,
+            index,
+            NOT_EXECUTED,
+        )
+    return [
+        {
+            "role": "tool",
+            "tool_call_id": p["id"],
+            "name": p["name"],
+            "content": NOT_EXECUTED,
+            "is_error": True,
+        }
+        for p in missing
+    ]
 
 
 def _check_answered(pending: list[dict[str, Any]], at: int, index: int) -> None:

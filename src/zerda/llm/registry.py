@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +71,9 @@ class Traits:
       or absent, and cache points are ignored).
     - ``tool_choice``: the tool_choice values it enforces (``name``: a named tool).
     - ``parallel_tool_calls``: ``parallel_tool_calls=False`` can be sent.
+    - ``batch``: the batch API ``llm.batch`` maps (``openai``: files + /v1/batches, also
+      Groq's;
+      ``anthropic``: Message Batches); None: ``batch`` is refused before anything is sent.
     """
 
     tool_name: str = NAME_64
@@ -88,6 +91,7 @@ class Traits:
     cache_points: bool = False
     tool_choice: frozenset[str] = TOOL_CHOICES
     parallel_tool_calls: bool = False
+    batch: str | None = None
 
 
 @dataclass(frozen=True)
@@ -109,10 +113,42 @@ class ProviderSpec:
     traits: Traits = field(default_factory=Traits)
     defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        # A registry row travels as its name (its mappings are read-only proxies, which
+        # pickle cannot store); a row from outside the registry travels field by field.
+        if REGISTRY.get(self.name) is self:
+            return (get, (self.name,))
+        return (_spec_from_fields, (_thawed_fields(self),))
+
     def interface_class(self) -> type[BaseLLMInterface]:
         module, _, cls = self.cls.partition(":")
         result: type[BaseLLMInterface] = getattr(importlib.import_module(module), cls)
         return result
+
+
+def _thaw(value: Any) -> Any:
+    """``value`` with its read-only mappings as dicts, for pickling."""
+    if isinstance(value, MappingProxyType):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, (Media, Traits)):
+        return (type(value), {f.name: _thaw(getattr(value, f.name)) for f in fields(value)})
+    return value
+
+
+def _thawed_fields(spec: ProviderSpec) -> dict[str, Any]:
+    return {f.name: _thaw(getattr(spec, f.name)) for f in fields(spec)}
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+    if isinstance(value, tuple) and len(value) == 2 and value[0] in (Media, Traits):
+        return value[0](**{k: _freeze(v) for k, v in value[1].items()})
+    return value
+
+
+def _spec_from_fields(values: dict[str, Any]) -> ProviderSpec:
+    return ProviderSpec(**{k: _freeze(v) for k, v in values.items()})
 
 
 _IMAGES = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -146,6 +182,8 @@ _OPENAI = ProviderSpec(
         native_output_with_tools=".*",
         strict_output_models=".*",
         parallel_tool_calls=True,
+        # https://platform.openai.com/docs/guides/batch: a JSONL file, then /v1/batches.
+        batch="openai",
     ),
 )
 
@@ -174,6 +212,8 @@ _GROQ = ProviderSpec(
         # not combine with tool use.
         strict_output_models="gpt-oss",
         parallel_tool_calls=True,
+        # https://console.groq.com/docs/batch: OpenAI's file + /v1/batches shape.
+        batch="openai",
     ),
 )
 
@@ -276,6 +316,8 @@ _ANTHROPIC = ProviderSpec(
         no_native_output=_CLAUDE_BEFORE_STRUCTURED,
         cache_points=True,
         parallel_tool_calls=True,
+        # https://docs.anthropic.com/en/docs/build-with-claude/batch-processing
+        batch="anthropic",
     ),
 )
 

@@ -15,6 +15,7 @@ from zerda.testing._script import (
     Raw,
     RecordedRequest,
     Reply,
+    Responder,
     Script,
     ScriptedCall,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "Raw",
     "RecordedRequest",
     "Reply",
+    "Responder",
     "Script",
     "ScriptedCall",
 ]

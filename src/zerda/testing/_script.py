@@ -6,6 +6,7 @@ One ``Script`` (or ``Fault``/``Raw``) is queued per expected request. Renderers
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -109,6 +110,14 @@ class Reply:
 
 
 Queued = Script | ErrorReply | Fault | Raw
+
+
+@dataclass(frozen=True)
+class Responder:
+    """A default answer computed from each request (``MockLLMServer.respond_with``):
+    ``respond(request)`` returns a Script, an ErrorReply, or a dict of Script fields."""
+
+    respond: Callable[[RecordedRequest], Script | ErrorReply | dict[str, Any]]
 
 
 @dataclass

@@ -35,6 +35,7 @@ import threading
 import traceback
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
@@ -42,7 +43,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from zerda.llm import registry
-from zerda.testing import _cassette, _ids, _validate
+from zerda.testing import _batches, _cassette, _ids, _validate
 from zerda.testing._script import (
     ErrorReply,
     Fault,
@@ -51,6 +52,7 @@ from zerda.testing._script import (
     Raw,
     RecordedRequest,
     Reply,
+    Responder,
     Script,
     ScriptedCall,
 )
@@ -153,6 +155,17 @@ def make_script(fields_: dict[str, Any]) -> Script:
     return Script(**values)
 
 
+def answer_from(responder: Responder, req: RecordedRequest) -> Script | ErrorReply:
+    """A ``respond_with`` function's answer; its failure is the test's bug, answered as a
+    500 that names it (never a silent success)."""
+    try:
+        answer = responder.respond(req)
+        return make_script(answer) if isinstance(answer, dict) else answer
+    except Exception as exc:
+        message = f"MockLLMServer: the respond_with function failed: {type(exc).__name__}: {exc}"
+        return ErrorReply(500, message)
+
+
 def decode_recorded_body(response: dict[str, Any]) -> bytes:
     """Return the bytes of a recorded fixture response (body_encoding json/text/base64)."""
     encoding = response.get("body_encoding", "json")
@@ -191,14 +204,14 @@ class _State:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.queues: dict[str | None, deque[Queued]] = {}
-        self.defaults: dict[str | None, Queued] = {}
+        self.defaults: dict[str | None, Queued | Responder] = {}
         self.log: list[RecordedRequest] = []
 
     def push(self, provider: str | None, item: Queued) -> None:
         with self.lock:
             self.queues.setdefault(provider, deque()).append(item)
 
-    def pop(self, provider: str) -> Queued | None:
+    def pop(self, provider: str) -> Queued | Responder | None:
         """Provider queue first, then the shared queue, then the defaults."""
         with self.lock:
             for key in (provider, None):
@@ -257,6 +270,7 @@ class MockLLMServer:
         )
         self._player = _cassette.Player.load(replay_from) if replay_from is not None else None
         self._state = _State()
+        self._batches = _batches.BatchStore()
         self._stopping = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -439,6 +453,19 @@ class MockLLMServer:
             self._state.defaults[_optional_provider(provider)] = script
         return script
 
+    def respond_with(
+        self,
+        respond: Callable[[RecordedRequest], Script | ErrorReply | dict[str, Any]],
+        provider: str | None = None,
+    ) -> None:
+        """Whenever the queues are empty (per provider or shared), answer with
+        ``respond(request)``: a Script, an ErrorReply or a dict of Script fields computed from
+        the request (its ``body`` is the provider's native JSON). A default that depends on
+        what was asked: an answer that echoes the prompt, a tool call on the first turn and
+        text after the tool's result. It runs on the server's handler threads."""
+        with self._state.lock:
+            self._state.defaults[_optional_provider(provider)] = Responder(respond)
+
     def load_script(self, path: str | os.PathLike[str]) -> int:
         """Queue the responses of a JSON script file (see ``zerda mock-server --script``);
         return how many were queued. Raises ``ValueError`` naming the file and entry."""
@@ -452,8 +479,9 @@ class MockLLMServer:
             return len(self._state.queues.get(_optional_provider(provider), ()))
 
     def reset(self) -> None:
-        """Clear queues, defaults and the request log."""
+        """Clear queues, defaults, the request log and batch jobs and files."""
         self._state.clear()
+        self._batches.clear()
 
     # -- request log ------------------------------------------------------------------
 
@@ -476,7 +504,7 @@ class MockLLMServer:
 
     # -- used by the handler ------------------------------------------------------------
 
-    def _next(self, provider: str) -> Queued | None:
+    def _next(self, provider: str) -> Queued | Responder | None:
         return self._state.pop(provider)
 
     def _record(self, req: RecordedRequest) -> None:
@@ -604,6 +632,9 @@ class _Handler(BaseHTTPRequestHandler):
         if mock._recorder is not None and mock._recorder.proxies(provider):
             self._proxy(mock._recorder, req)
             return
+        if _batches.is_batch_path(wire_of(provider), route.path):
+            self._serve_batch(mock, provider, req)
+            return
         if not route.known:
             self._send_error_reply(provider, _unknown_path(provider, req))
             return
@@ -614,6 +645,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_error_reply(provider, rejection.to_error())
                 return
         item = mock._next(provider)
+        if isinstance(item, Responder):
+            item = answer_from(item, req)
         if item is None:
             message = f"MockLLMServer: nothing queued for {provider} {req.method} {req.path}"
             self._send_error_reply(provider, ErrorReply(400, message))
@@ -626,6 +659,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error_reply(provider, item)
         else:
             self._serve_script(mock, provider, item, req)
+
+    def _serve_batch(self, mock: MockLLMServer, provider: str, req: RecordedRequest) -> None:
+        """The batch APIs (``_batches.py``): files, jobs, status, results."""
+        renderer = load_renderer(wire_of(provider))
+        host = self.headers.get("Host") or f"{mock._host}:{mock._port}"
+        reply = _batches.handle(mock, wire_of(provider), req, renderer, host)
+        self._send_reply(_with_request_id(provider, reply))
 
     def _serve_script(
         self, mock: MockLLMServer, provider: str, script: Script, req: RecordedRequest

@@ -4,26 +4,21 @@ faults and sync/async parity, against MockLLMServer and the real anthropic SDK."
 from __future__ import annotations
 
 import json
-import os
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.llm.providers.histories import PRODUCERS, TOOLS, history_from
-from zerda.llm import errors
 from zerda.llm.base import Request
 from zerda.llm.providers import anthropic as mod
 from zerda.llm.providers.anthropic import AnthropicInterface
 from zerda.testing import MockLLMServer
 
 MODEL = "claude-test"
-SECRET = "sk-SECRET-zerda-1234"
 FIXTURES = (
     Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures" / "recorded" / "anthropic"
 )
-ID_RULE = re.compile(r"^[a-zA-Z0-9_-]+$")
 
 WEATHER_SCHEMA = TOOLS[0]["parameters"]
 TIME_SCHEMA = TOOLS[1]["parameters"]
@@ -473,40 +468,15 @@ def test_history_body_exact(
     assert body(mock) == _history_body(first, second)
 
 
-def assert_well_formed(native: dict[str, Any]) -> None:
-    """The rules the Messages API enforces on a history."""
-    messages = native["messages"]
-    roles = [m["role"] for m in messages]
-    assert roles[0] == "user"
-    assert all(a != b for a, b in zip(roles, roles[1:], strict=False)), roles
-    for i, message in enumerate(messages):
-        blocks = message["content"]
-        if isinstance(blocks, str):
-            assert blocks.strip()
-            continue
-        for block in blocks:
-            assert block["type"] != "text" or block["text"].strip()
-            assert (
-                block["type"] not in ("thinking", "redacted_thinking")
-                or message["role"] == "assistant"
-            )
-        uses = [b["id"] for b in blocks if b["type"] == "tool_use"]
-        assert all(ID_RULE.match(u) for u in uses)
-        if uses:
-            reply = messages[i + 1]["content"]
-            answered = [b["tool_use_id"] for b in reply[: len(uses)] if b["type"] == "tool_result"]
-            assert answered == uses
-
-
 @pytest.mark.parametrize("producer", PRODUCERS)
-def test_history_from_every_producer_is_well_formed(
+def test_history_from_every_producer_keeps_its_system_and_no_foreign_data(
     llm: AnthropicInterface, mock: MockLLMServer, producer: str
 ) -> None:
+    """The Messages API's rules on these histories are the contract's (contract.py);
+    here: the system prompt goes to ``system``, and no producer's data leaks into it."""
     mock.enqueue("anthropic", text="Sunny.")
-    result = llm.generate(history_from(producer), tools=TOOLS)
-    assert result["stop_reason"] == "end_turn"
+    llm.generate(history_from(producer), tools=TOOLS)
     sent = body(mock)
-    assert_well_formed(sent)
     assert sent["system"] == "You are terse."
     assert "thinking" not in json.dumps(sent)
 
@@ -614,31 +584,6 @@ def test_thinking_round_trip(llm: AnthropicInterface, mock: MockLLMServer) -> No
 # --- results ------------------------------------------------------------------------------
 
 
-def test_text_result(llm: AnthropicInterface, mock: MockLLMServer) -> None:
-    mock.enqueue("anthropic", text="Hello there.", usage={"input_tokens": 3, "output_tokens": 4})
-    assert llm.generate("Hi") == {
-        "content": "Hello there.",
-        "tool_calls": [],
-        "stop_reason": "end_turn",
-        "usage": {"input_tokens": 3, "output_tokens": 4, **NO_DETAILS},
-        "reasoning": None,
-        "message": {"role": "assistant", "content": "Hello there.", "tool_calls": []},
-    }
-
-
-def test_tool_calls_result(llm: AnthropicInterface, mock: MockLLMServer) -> None:
-    calls = [call("toolu_01", "get_weather", {"city": "Paris"}), call("toolu_02", "get_time", {})]
-    mock.enqueue("anthropic", text="Let me check.", tool_calls=calls)
-    assert llm.generate("Weather?", tools=TOOLS) == {
-        "content": "Let me check.",
-        "tool_calls": calls,
-        "stop_reason": "tool_use",
-        "usage": {"input_tokens": 10, "output_tokens": 5, **NO_DETAILS},
-        "reasoning": None,
-        "message": {"role": "assistant", "content": "Let me check.", "tool_calls": calls},
-    }
-
-
 @pytest.mark.parametrize(
     ("script", "expected"),
     [
@@ -743,22 +688,11 @@ def test_recorded_response(llm: AnthropicInterface, mock: MockLLMServer, path: P
 # --- faults -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("status", "kind", "retryable"),
-    [
-        (400, "invalid_request", False),
-        (401, "authentication", False),
-        (403, "permission", False),
-        (404, "not_found", False),
-        (429, "rate_limit", True),
-        (500, "server", True),
-        (529, "server", True),
-    ],
-)
-def test_http_errors(
-    llm: AnthropicInterface, mock: MockLLMServer, status: int, kind: str, retryable: bool
-) -> None:
-    mock.enqueue_error(status, "anthropic", message="it failed")
+def test_529_overloaded_is_a_retried_server_error(mock: MockLLMServer) -> None:
+    """Anthropic's own 529 (overloaded); the common statuses are the contract's."""
+    llm = AnthropicInterface(MODEL, max_retries=1, **mock.client_options("anthropic"))
+    for _ in range(2):
+        mock.enqueue_error(529, "anthropic", message="it failed", retry_after=0.01)
     assert llm.generate("Hi") == {
         "content": None,
         "tool_calls": [],
@@ -767,127 +701,21 @@ def test_http_errors(
         "reasoning": None,
         "message": None,
         "error": {
-            "type": kind,
+            "type": "server",
             "message": "it failed",
-            "status_code": status,
+            "status_code": 529,
             "provider": "anthropic",
-            "retryable": retryable,
+            "retryable": True,
         },
     }
-
-
-def test_rate_limit_is_retried_after_retry_after(mock: MockLLMServer) -> None:
-    llm = AnthropicInterface(MODEL, max_retries=2, **mock.client_options("anthropic"))
-    mock.enqueue_error(429, "anthropic", message="slow down", retry_after=0.05)
-    mock.enqueue_error(529, "anthropic", message="overloaded", retry_after=0.05)
-    mock.enqueue("anthropic", text="finally")
-    assert llm.generate("Hi")["content"] == "finally"
-    assert len(mock.requests_for("anthropic")) == 3
-
-
-def test_retries_give_up_after_max_retries(mock: MockLLMServer) -> None:
-    llm = AnthropicInterface(MODEL, max_retries=1, **mock.client_options("anthropic"))
-    for _ in range(3):
-        mock.enqueue_error(500, "anthropic", message="down", retry_after=0.05)
-    assert llm.generate("Hi")["error"]["type"] == "server"
     assert len(mock.requests_for("anthropic")) == 2
-
-
-def test_timeout(mock: MockLLMServer) -> None:
-    llm = AnthropicInterface(MODEL, max_retries=0, timeout=0.2, **mock.client_options("anthropic"))
-    mock.enqueue_fault("hang", "anthropic", delay=0.6)
-    error = llm.generate("Hi")["error"]
-    assert (error["type"], error["retryable"], error["status_code"]) == ("timeout", True, None)
-
-
-@pytest.mark.parametrize(
-    ("fault", "kind"), [("drop", "connection"), ("malformed", "server"), ("empty", "server")]
-)
-def test_transport_faults(
-    llm: AnthropicInterface, mock: MockLLMServer, fault: str, kind: str
-) -> None:
-    mock.enqueue_fault(fault, "anthropic")
-    result = llm.generate("Hi")
-    assert result["stop_reason"] == "error"
-    assert result["error"]["type"] == kind
-    assert result["error"]["provider"] == "anthropic"
 
 
 def test_malformed_body_says_so(llm: AnthropicInterface, mock: MockLLMServer) -> None:
     mock.enqueue("anthropic", text="x", invalid_json_body=True)
     assert llm.generate("Hi")["error"]["message"].startswith(
-        "anthropic sent a response that is not valid JSON"
+        "anthropic sent a malformed response: not valid JSON"
     )
-
-
-def test_raise_errors_gives_typed_exception(mock: MockLLMServer) -> None:
-    import anthropic
-
-    llm = AnthropicInterface(
-        MODEL, max_retries=0, raise_errors=True, **mock.client_options("anthropic")
-    )
-    mock.enqueue_error(429, "anthropic", message="slow down")
-    with pytest.raises(errors.RateLimitError) as info:
-        llm.generate("Hi")
-    assert (info.value.status_code, info.value.provider, info.value.retryable) == (
-        429,
-        "anthropic",
-        True,
-    )
-    assert isinstance(info.value.__cause__, anthropic.RateLimitError)
-    mock.enqueue_error(401, "anthropic")
-    assert llm.generate("Hi", raise_errors=False)["error"]["type"] == "authentication"
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "messages"),
-    [
-        ({"tools": [{"description": "no name"}]}, "Hi"),
-        ({}, [{"role": "robot", "content": "Hi"}]),
-        ({"tools": TOOLS, "tool_choice": "get_stock"}, "Hi"),
-        ({"tools": [{"name": "bad name!", "parameters": {}}]}, "Hi"),
-    ],
-)
-def test_bad_input_sends_nothing(
-    llm: AnthropicInterface, mock: MockLLMServer, kwargs: dict[str, Any], messages: Any
-) -> None:
-    result = llm.generate(messages, **kwargs)
-    assert result["error"]["type"] == "invalid_request"
-    assert mock.requests == []
-    with pytest.raises(errors.InvalidRequestError):
-        llm.generate(messages, raise_errors=True, **kwargs)
-
-
-def test_api_key_never_shown(mock: MockLLMServer) -> None:
-    options = {**mock.client_options("anthropic"), "api_key": SECRET}
-    llm = AnthropicInterface(MODEL, max_retries=0, **options)
-    assert SECRET not in repr(llm) and SECRET not in str(llm)
-    mock.enqueue_error(401, "anthropic", message=f"invalid x-api-key: {SECRET}")
-    result = llm.generate("Hi")
-    assert result["error"]["type"] == "authentication"
-    assert SECRET not in json.dumps(result)
-    mock.enqueue_error(401, "anthropic", message=f"invalid x-api-key: {SECRET}")
-    with pytest.raises(errors.AuthenticationError) as info:
-        llm.generate("Hi", raise_errors=True)
-    assert SECRET not in str(info.value) and SECRET not in repr(info.value)
-
-
-def test_key_from_environment(mock: MockLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
-    llm = AnthropicInterface(MODEL, base_url=mock.base_url("anthropic"), max_retries=0)
-    mock.enqueue("anthropic", text="ok")
-    assert llm.generate("Hi")["content"] == "ok"
-    assert SECRET not in repr(llm)
-
-
-def test_missing_key_is_an_authentication_error(
-    mock: MockLLMServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    llm = AnthropicInterface(MODEL, base_url=mock.base_url("anthropic"))
-    error = llm.generate("Hi")["error"]
-    assert error["type"] == "authentication" and "ANTHROPIC_API_KEY" in error["message"]
-    assert mock.requests == []
 
 
 # --- clients and parity -------------------------------------------------------------------
@@ -921,20 +749,13 @@ def test_ready_sync_client(mock: MockLLMServer) -> None:
     assert llm.client is client
 
 
+# The scripts every provider shares are the contract's (contract.py); Anthropic's own:
+# thinking blocks kept in provider_data.
 PARITY_SCRIPTS = [
-    {"text": "Just text.", "usage": {"input_tokens": 7, "output_tokens": 2}},
-    {
-        "text": "Calling.",
-        "tool_calls": [
-            call("toolu_a", "get_weather", {"city": "Oslo"}),
-            call("toolu_b", "get_time", {}),
-        ],
-    },
     {
         "provider_data": {"anthropic": {"thinking": THINKING}},
         "tool_calls": [call("toolu_c", "get_time", {"city": "Rome"})],
     },
-    {"text": "Cut", "stop_reason": "max_tokens"},
 ]
 
 
@@ -952,18 +773,6 @@ async def test_generate_async_parity(
     assert body(mock) == sync_body
 
 
-async def test_async_errors_match_sync(fresh_llm: AnthropicInterface, mock: MockLLMServer) -> None:
-    llm = fresh_llm
-    mock.enqueue_error(404, "anthropic", message="model: nope")
-    mock.enqueue_error(404, "anthropic", message="model: nope")
-    assert await llm.generate_async("Hi") == llm.generate("Hi")
-
-
-def test_unknown_option_fails_at_construction() -> None:
-    with pytest.raises(TypeError, match="regoin"):
-        AnthropicInterface(MODEL, api_key="k", regoin="us")
-
-
 def test_client_options_reach_the_sdk_client(mock: MockLLMServer) -> None:
     llm = AnthropicInterface(
         MODEL,
@@ -974,21 +783,3 @@ def test_client_options_reach_the_sdk_client(mock: MockLLMServer) -> None:
     mock.enqueue("anthropic", text="ok")
     llm.generate("Hi")
     assert mock.last_request("anthropic").headers["x-team"] == "zerda"
-
-
-def test_importing_the_module_does_not_import_the_sdk() -> None:
-    import subprocess
-    import sys
-
-    import zerda
-
-    src = str(Path(zerda.__file__).resolve().parents[1])
-    code = "import sys, zerda.llm.providers.anthropic; print('anthropic' in sys.modules)"
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": src},
-    )
-    assert out.stdout.strip() == "False"

@@ -11,13 +11,11 @@ from typing import Any
 
 import pytest
 
-from tests.llm.providers.histories import PRODUCERS, TOOLS, history_from
+from tests.llm.providers.histories import TOOLS, history_from
 from zerda.llm import create_interface
 from zerda.llm.base import Request
 from zerda.llm.errors import (
-    AuthenticationError,
     InvalidRequestError,
-    RateLimitError,
     ServerError,
     error_class_for_status,
 )
@@ -414,33 +412,6 @@ def test_history_body_exact(
     }
 
 
-def _check_well_formed(contents: list[dict[str, Any]]) -> None:
-    """Gemini's rules: roles user/model; every model turn with calls is followed by ONE user
-    content answering each call (same count, same names, ids matching when sent); the turn's
-    first call carries a thought signature (Gemini 3)."""
-    for i, content in enumerate(contents):
-        assert content["role"] in ("user", "model") and content["parts"]
-        calls = [p["functionCall"] for p in content["parts"] if "functionCall" in p]
-        if not calls:
-            continue
-        assert content["role"] == "model"
-        first_call = next(p for p in content["parts"] if "functionCall" in p)
-        assert first_call.get("thoughtSignature")
-        answer = contents[i + 1]
-        assert answer["role"] == "user"
-        results = [p["functionResponse"] for p in answer["parts"] if "functionResponse" in p]
-        assert [r["name"] for r in results] == [c["name"] for c in calls]
-        assert [r.get("id") for r in results] == [c.get("id") for c in calls]
-
-
-@pytest.mark.parametrize("producer", PRODUCERS)
-def test_history_from_every_provider_is_well_formed(mock: MockLLMServer, producer: str) -> None:
-    mock.enqueue("gemini", text="ok")
-    got = make(mock).generate(history_from(producer), tools=TOOLS)
-    assert got["stop_reason"] == "end_turn"
-    _check_well_formed(body_of(mock)["contents"])
-
-
 def test_a_gemini_result_round_trips_its_signature_and_id(mock: MockLLMServer) -> None:
     signatures = {"gemini": {"thought_signatures": ["QUJD", None]}}
     mock.enqueue(
@@ -645,58 +616,6 @@ def test_recorded_exchange(mock: MockLLMServer, path: Path) -> None:
 # --- faults -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("status", "kind", "retryable"),
-    [
-        (400, "invalid_request", False),
-        (401, "authentication", False),
-        (403, "permission", False),
-        (404, "not_found", False),
-        (429, "rate_limit", True),
-        (500, "server", True),
-        (503, "server", True),
-    ],
-)
-def test_http_errors(mock: MockLLMServer, status: int, kind: str, retryable: bool) -> None:
-    mock.enqueue_error(status, "gemini", message="nope")
-    got = make(mock, api_key=KEY).generate("hi")
-    assert got == {
-        "content": None,
-        "tool_calls": [],
-        "stop_reason": "error",
-        "usage": None,
-        "reasoning": None,
-        "message": None,
-        "error": {
-            "type": kind,
-            "message": got["error"]["message"],
-            "status_code": status,
-            "provider": "gemini",
-            "retryable": retryable,
-        },
-    }
-    assert got["error"]["message"].endswith(": nope")
-    assert len(mock.requests) == 1
-
-
-def test_429_then_503_are_retried_honouring_retry_after(mock: MockLLMServer) -> None:
-    mock.enqueue_error(429, "gemini", retry_after=0.05)
-    mock.enqueue_error(503, "gemini", retry_after=0.05)
-    mock.enqueue("gemini", text="finally")
-    got = make(mock, max_retries=2).generate("hi")
-    assert got["content"] == "finally"
-    assert len(mock.requests) == 3
-
-
-def test_retries_stop_at_max_retries(mock: MockLLMServer) -> None:
-    for _ in range(2):
-        mock.enqueue_error(429, "gemini", retry_after=0.05)
-    mock.enqueue("gemini", text="never")
-    got = make(mock, max_retries=1).generate("hi")
-    assert got["error"]["type"] == "rate_limit"
-    assert len(mock.requests) == 2
-
-
 def test_retry_delay_reads_google_retry_info() -> None:
     details = {
         "error": {
@@ -708,30 +627,11 @@ def test_retry_delay_reads_google_retry_info() -> None:
     assert gemini._retry_info_delay({"error": {"details": []}}) is None
 
 
-def test_dropped_connection_is_retried(mock: MockLLMServer) -> None:
-    mock.enqueue_fault("drop", "gemini")
-    mock.enqueue("gemini", text="back")
-    assert make(mock, max_retries=1).generate("hi")["content"] == "back"
-    assert len(mock.requests) == 2
-
-
-def test_dropped_connection(mock: MockLLMServer) -> None:
-    mock.enqueue_fault("drop", "gemini")
-    error = make(mock).generate("hi")["error"]
-    assert (error["type"], error["retryable"]) == ("connection", True)
-
-
-def test_timeout(mock: MockLLMServer) -> None:
-    mock.enqueue("gemini", text="late", delay=1.0)
-    error = make(mock, timeout=0.2).generate("hi")["error"]
-    assert (error["type"], error["retryable"]) == ("timeout", True)
-
-
 def test_malformed_body(mock: MockLLMServer) -> None:
     mock.enqueue_fault("malformed", "gemini")
     error = make(mock).generate("hi")["error"]
     assert (error["type"], error["retryable"]) == ("server", False)
-    assert error["message"].startswith("Gemini sent a malformed response")
+    assert error["message"].startswith("gemini sent a malformed response")
 
 
 def test_an_empty_body_is_a_server_error_not_an_empty_answer(mock: MockLLMServer) -> None:
@@ -740,7 +640,7 @@ def test_an_empty_body_is_a_server_error_not_an_empty_answer(mock: MockLLMServer
     error = make(mock).generate("hi")["error"]
     assert error == {
         "type": "server",
-        "message": "Gemini sent a malformed response: "
+        "message": "gemini sent a malformed response: "
         "the body is empty (no candidates, prompt feedback or usage)",
         "status_code": None,
         "provider": "gemini",
@@ -784,24 +684,10 @@ def test_a_history_with_nothing_to_send_is_refused_before_sending(
     assert mock.requests == []
 
 
-def test_raise_errors_raises_the_typed_exception(mock: MockLLMServer) -> None:
-    from google.genai import errors
-
-    mock.enqueue_error(429, "gemini", message="slow down")
-    with pytest.raises(RateLimitError) as info:
-        make(mock, raise_errors=True).generate("hi")
-    assert isinstance(info.value.__cause__, errors.ClientError)
-    assert info.value.status_code == 429
-
-
 @pytest.mark.parametrize(
     ("kwargs", "fragment"),
     [
-        ({"tools": [{"description": "nameless"}]}, "name"),
-        ({"messages": [{"role": "robot", "content": "x"}]}, "unknown role"),
-        ({"tools": TOOLS, "tool_choice": "missing"}, "not in tools"),
-        ({"tools": [{"name": "9lives"}]}, "gemini refuses the tool name"),
-        ({"tools": [{"name": "has space"}]}, "gemini refuses the tool name"),
+        # Common bad input and the tool-name rule are the contract's; these are Gemini's own.
         ({"no_such_config_field": 1}, "no_such_config_field"),
         (
             {
@@ -829,40 +715,6 @@ def test_bad_input_is_refused_before_sending(
     with pytest.raises(InvalidRequestError):
         make(mock).generate(messages, raise_errors=True, **kwargs)
     assert mock.requests == []
-
-
-def test_tool_names_gemini_accepts(mock: MockLLMServer) -> None:
-    mock.enqueue("gemini", text="ok")
-    tools = [{"name": "_ns.tool:v1-x"}, {"name": "a" * 128}]
-    assert make(mock).generate("hi", tools=tools)["stop_reason"] == "end_turn"
-
-
-def test_api_key_never_shows(mock: MockLLMServer) -> None:
-    llm = make(mock, api_key=KEY)
-    assert KEY not in repr(llm) and KEY not in str(llm)
-    mock.enqueue_error(401, "gemini", message=f"bad key {KEY}")
-    got = llm.generate("hi")
-    assert KEY not in json.dumps(got)
-    assert mock.last_request("gemini").headers["x-goog-api-key"] == "<redacted>"
-    with pytest.raises(AuthenticationError) as info:
-        mock.enqueue_error(401, "gemini", message=f"bad key {KEY}")
-        llm.generate("hi", raise_errors=True)
-    assert KEY not in str(info.value) and KEY not in repr(info.value)
-
-
-def test_api_key_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
-    monkeypatch.setenv("GEMINI_API_KEY", "from-gemini")
-    assert GeminiInterface(MODEL).api_key == "from-gemini"
-    monkeypatch.setenv("GOOGLE_API_KEY", "from-google")
-    assert GeminiInterface(MODEL).api_key == "from-google"  # google-genai's own order
-
-
-def test_missing_key_is_an_authentication_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
-    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
-    got = GeminiInterface(MODEL).generate("hi")
-    assert got["error"]["type"] == "authentication"
 
 
 def test_vertex_needs_no_api_key(monkeypatch: pytest.MonkeyPatch) -> None:

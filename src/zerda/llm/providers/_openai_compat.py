@@ -8,6 +8,7 @@ provider modules subclass it and hold only what their APIs do differently.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -16,7 +17,14 @@ from typing import Any, ClassVar
 from zerda.llm._stream import StreamAccumulator
 from zerda.llm._strict_schema import to_strict_schema
 from zerda.llm._structured import OutputSpec
-from zerda.llm.base import BaseLLMInterface, Request, signature_options
+from zerda.llm.base import (
+    BaseLLMInterface,
+    Request,
+    signature_options,
+    tool_output_text,
+    without_sdk_retries,
+)
+from zerda.llm.batch import BatchStatus, ItemOutcome
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
@@ -24,8 +32,11 @@ from zerda.llm.errors import (
     TimeoutError,
     ZerdaError,
     error_from_status,
+    excerpt,
+    malformed_response,
 )
 from zerda.llm.parts import is_parts, text_of
+from zerda.llm.providers import _batch_openai
 from zerda.llm.reasoning import Plan
 from zerda.llm.tools import (
     ToolCall,
@@ -51,15 +62,8 @@ _STOP_REASONS = {
 # --- request ---------------------------------------------------------------------------
 
 
-def _json_text(value: Any) -> str:
-    """Tool output and call arguments as the JSON text these APIs take."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
 def _map_tool_call(call: dict[str, Any]) -> dict[str, Any]:
-    function = {"name": call["name"], "arguments": _json_text(call["arguments"])}
+    function = {"name": call["name"], "arguments": tool_output_text(call["arguments"])}
     return {"id": call["id"], "type": "function", "function": function}
 
 
@@ -108,7 +112,7 @@ def _map_message(message: dict[str, Any], map_part: MapPart = _map_part) -> dict
     if role == "tool":
         # No is_error field exists in this shape: the output text itself must say so.
         output = message["content"]
-        content = text_of(output) if is_parts(output) else _json_text(output)
+        content = text_of(output) if is_parts(output) else tool_output_text(output)
         return {"role": "tool", "tool_call_id": message["tool_call_id"], "content": content}
     if role == "assistant" and message["tool_calls"]:
         calls = [_map_tool_call(c) for c in message["tool_calls"]]
@@ -176,6 +180,89 @@ def _map_reasoning(plan: Plan | None) -> dict[str, Any]:
     return {"reasoning_effort": value} if value is not None else {}
 
 
+# The Stainless SDKs' per-call keyword arguments that are request options, not body fields,
+# and their names in the documented ``options=`` dict of ``client.post`` (RequestOptions).
+_REQUEST_OPTIONS = {
+    "extra_headers": "headers",
+    "extra_query": "params",
+    "extra_body": "extra_json",
+    "timeout": "timeout",
+}
+
+
+def _post(
+    client: Any, path: str, body: dict[str, Any], options: dict[str, Any], stream_cls: Any
+) -> Any:
+    """The body through ``client.post`` (sync or async client: the async one's returns the
+    awaitable), answered as parsed JSON (``cast_to=object``) or a stream of JSON chunks."""
+    return client.post(
+        path,
+        body=body,
+        options=options,
+        cast_to=object,
+        stream=bool(body.get("stream")),
+        stream_cls=stream_cls,
+    )
+
+
+_CREATE_PARAMETERS: dict[str, frozenset[str] | None] = {}
+
+
+def _create_parameters(sdk: Any) -> frozenset[str] | None:
+    """The keyword names the SDK's ``chat.completions.create`` takes (read once per SDK)."""
+    name = sdk.__name__
+    if name not in _CREATE_PARAMETERS:
+        resource = sdk.resources.chat.Completions
+        _CREATE_PARAMETERS[name] = signature_options(resource.create)
+    return _CREATE_PARAMETERS[name]
+
+
+def split_request(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``create()``-style keyword arguments as ``client.post``'s JSON body and options
+    (``timeout=None`` kept: it means no timeout; the ``extra_*`` ones only when given)."""
+    body: dict[str, Any] = {}
+    options: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        name = _REQUEST_OPTIONS.get(key)
+        if name is None:
+            body[key] = value
+        elif value is not None or key == "timeout":
+            options[name] = value
+    return body, options
+
+
+# --- batch -----------------------------------------------------------------------------
+
+
+def _batch_job_args(file_id: str, options: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "input_file_id": file_id,
+        "endpoint": _batch_openai.ENDPOINT,
+        "completion_window": "24h",
+        **options,
+    }
+
+
+def _result_files(batch: Any) -> list[str]:
+    """The output and error files of an ended job; a job not ended has no results yet."""
+    if _batch_openai.map_batch_status(batch).state == "in_progress":
+        raise _batch_openai.not_done(batch)
+    return [f for f in (batch.output_file_id, batch.error_file_id) if f]
+
+
+def _file_text(content: Any) -> str:
+    """A file's text: openai's content object has a ``text`` property, groq's response a
+    ``text()`` method."""
+    text = content.text
+    return str(text() if callable(text) else text)
+
+
+async def _file_text_async(content: Any) -> str:
+    text = content.text
+    value = text() if callable(text) else text
+    return str(await value if inspect.isawaitable(value) else value)
+
+
 # --- response --------------------------------------------------------------------------
 
 
@@ -185,8 +272,10 @@ def _text_of(content: Any) -> str | None:
     thinking is not content)."""
     if isinstance(content, str):
         return content
-    if not isinstance(content, list):
+    if not content and not isinstance(content, (int, float)):  # None, Mistral's UNSET
         return None
+    if not isinstance(content, list):
+        raise malformed_response(None, f"the content is not text: {excerpt(content)}")
     texts = [_get(p, "text") for p in content if _get(p, "type") == "text"]
     return "".join(t for t in texts if isinstance(t, str))
 
@@ -338,13 +427,18 @@ class OpenAICompatInterface(BaseLLMInterface):
     async_client_class: ClassVar[str] = ""
     max_tokens_field: ClassVar[str] = "max_tokens"
     tool_choice_required: ClassVar[str] = "required"  # what tool_choice="required" sends
+    # A chunk with a finish_reason ends the answer; [DONE] itself never reaches Zerda (the
+    # SDKs consume it): https://platform.openai.com/docs/api-reference/chat-streaming
+    stream_final_event = "a chunk with a finish_reason"
 
     def __init__(
         self, model: str | None = None, *, async_client: Any = None, **kwargs: Any
     ) -> None:
         super().__init__(model, **kwargs)
+        self._client = without_sdk_retries(self._client)
         if async_client is not None:
-            self._async_client = async_client
+            self._async_client = without_sdk_retries(async_client)
+            self._client_given = True
 
     # --- clients ---
 
@@ -355,10 +449,12 @@ class OpenAICompatInterface(BaseLLMInterface):
         return where, signature_options(client_class.__init__)
 
     def _make_client(self) -> Any:
-        return getattr(self.sdk, self.client_class)(**self._client_kwargs())
+        kwargs = self._with_rate_headers(self._client_kwargs(), is_async=False)
+        return getattr(self.sdk, self.client_class)(**kwargs)
 
     def _make_async_client(self) -> Any:
-        return getattr(self.sdk, self.async_client_class)(**self._client_kwargs())
+        kwargs = self._with_rate_headers(self._client_kwargs(), is_async=True)
+        return getattr(self.sdk, self.async_client_class)(**kwargs)
 
     # --- request ---
 
@@ -412,11 +508,34 @@ class OpenAICompatInterface(BaseLLMInterface):
 
     # --- calls ---
 
+    # Zerda's body is already the API's JSON: it goes out through the SDK's documented
+    # low-level ``client.post`` (README, "Undocumented endpoints"), which keeps the client's
+    # base URL, auth, headers, timeouts, retries, error classes, pool and SSE decoder but
+    # skips ``create()``'s TypedDict transformer (99% of a long history's CPU).
+    # ``cast_to=object`` hands back the parsed JSON as plain dicts, which the readers take.
+    chat_path: ClassVar[str] = "/chat/completions"
+
+    def _check_names(self, kwargs: dict[str, Any]) -> None:
+        """A keyword ``create()`` does not take is refused as ``create()`` would refuse it
+        (the same TypeError, turned into an invalid request naming it), before sending."""
+        accepted = _create_parameters(self.sdk)
+        unknown = [k for k in kwargs if k not in accepted] if accepted is not None else []
+        if unknown:
+            raise TypeError(f"create() got an unexpected keyword argument '{unknown[0]}'")
+
     def _call(self, kwargs: dict[str, Any]) -> Any:
-        return self.client.chat.completions.create(**kwargs)
+        self._check_names(kwargs)
+        body, options = split_request(kwargs)
+        stream_cls = self.sdk.Stream[object]  # type: ignore[union-attr]
+        return self._retrying(lambda: _post(self.client, self.chat_path, body, options, stream_cls))
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
-        return await self.async_client.chat.completions.create(**kwargs)
+        self._check_names(kwargs)
+        body, options = split_request(kwargs)
+        client, stream_cls = self.async_client, self.sdk.AsyncStream[object]  # type: ignore[union-attr]
+        return await self._retrying_async(
+            lambda: _post(client, self.chat_path, body, options, stream_cls)
+        )
 
     def _stream_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         return {**kwargs, "stream": True}
@@ -431,9 +550,56 @@ class OpenAICompatInterface(BaseLLMInterface):
         async with await self._call_async(self._stream_kwargs(kwargs)) as stream:
             yield stream
 
+    # --- batch (traits.batch == "openai"; see _batch_openai) ---
+
+    def _batch_submit(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        upload = ("batch.jsonl", _batch_openai.map_batch_file(items), "application/jsonl")
+        file = self.client.files.create(file=upload, purpose="batch")
+        batch = self.client.batches.create(**_batch_job_args(file.id, options))
+        return str(batch.id)
+
+    async def _batch_submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        upload = ("batch.jsonl", _batch_openai.map_batch_file(items), "application/jsonl")
+        file = await self.async_client.files.create(file=upload, purpose="batch")
+        batch = await self.async_client.batches.create(**_batch_job_args(file.id, options))
+        return str(batch.id)
+
+    def _batch_poll(self, batch_id: str) -> BatchStatus:
+        return _batch_openai.map_batch_status(self.client.batches.retrieve(batch_id))
+
+    async def _batch_poll_async(self, batch_id: str) -> BatchStatus:
+        batch = await self.async_client.batches.retrieve(batch_id)
+        return _batch_openai.map_batch_status(batch)
+
+    def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        batch = self.client.batches.retrieve(batch_id)
+        files = _result_files(batch)
+        texts = [_file_text(self.client.files.content(f)) for f in files]
+        return _batch_openai.map_batch_output("\n".join(texts), self.provider)
+
+    async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        batch = await self.async_client.batches.retrieve(batch_id)
+        files = _result_files(batch)
+        texts = [await _file_text_async(await self.async_client.files.content(f)) for f in files]
+        return _batch_openai.map_batch_output("\n".join(texts), self.provider)
+
+    def _batch_cancel(self, batch_id: str) -> BatchStatus:
+        return _batch_openai.map_batch_status(self.client.batches.cancel(batch_id))
+
+    async def _batch_cancel_async(self, batch_id: str) -> BatchStatus:
+        return _batch_openai.map_batch_status(await self.async_client.batches.cancel(batch_id))
+
     # --- response ---
 
     def _map_response(self, raw: Any) -> dict[str, Any]:
+        if not isinstance(_get(raw, "choices"), list):
+            # The Stainless SDKs build a completion from any JSON ({} included) without
+            # checking it, and hand an HTML page over as text.
+            raise malformed_response(self.provider, f"no 'choices' list in {excerpt(raw)}")
         choice = _first_choice(raw)
         message = _get(choice, "message")
         calls = _map_tool_calls(message) if message is not None else []
@@ -473,6 +639,7 @@ class OpenAICompatInterface(BaseLLMInterface):
         finish = _get(choice, "finish_reason")
         if finish:
             acc.native_stop = finish
+            acc.finished = True
             events += acc.end_all_calls()
         return events
 
@@ -489,15 +656,11 @@ class OpenAICompatInterface(BaseLLMInterface):
         if isinstance(exc, sdk.APIConnectionError):
             return ConnectionError(f"connection failed: {_cause(exc)}", provider=self.provider)
         if isinstance(exc, sdk.APIResponseValidationError):
-            return ServerError(
-                f"unexpected response: {exc.message}", provider=self.provider, retryable=False
-            )
+            return malformed_response(self.provider, exc.message)
         if isinstance(exc, sdk.APIError):
             return _stream_error(exc.body, exc.message, self.provider)
-        if isinstance(exc, json.JSONDecodeError):  # not retried: asking again gets the same
-            return ServerError(
-                f"response is not valid JSON: {exc}", provider=self.provider, retryable=False
-            )
+        if isinstance(exc, json.JSONDecodeError):
+            return malformed_response(self.provider, f"not valid JSON: {exc}")
         return _transport_error(exc, self.provider)
 
 

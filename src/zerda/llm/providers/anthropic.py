@@ -21,18 +21,27 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from zerda.llm._strict_schema import to_strict_schema
-from zerda.llm.base import BaseLLMInterface, Request, signature_options
+from zerda.llm.base import (
+    BaseLLMInterface,
+    Request,
+    signature_options,
+    tool_output_text,
+    without_sdk_retries,
+)
+from zerda.llm.batch import BatchStatus, ItemOutcome
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
-    ServerError,
     TimeoutError,
     UnknownError,
     ZerdaError,
     error_class_for_status,
     error_from_status,
+    excerpt,
+    malformed_response,
 )
 from zerda.llm.parts import is_parts
+from zerda.llm.providers import _batch_anthropic
 from zerda.llm.reasoning import Plan
 from zerda.llm.tools import parse_anthropic_tool_calls, to_anthropic_tools
 from zerda.llm.usage import make_usage, plus
@@ -78,12 +87,17 @@ class AnthropicInterface(BaseLLMInterface):
     """
 
     provider = "anthropic"
+    # https://docs.anthropic.com/en/docs/build-with-claude/streaming#event-types
+    stream_final_event = "message_stop"
 
     def __init__(self, model: str | None = None, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
         self.default_max_tokens = int(self.options.pop("default_max_tokens", DEFAULT_MAX_TOKENS))
         if isinstance(self._client, self.sdk.AsyncAnthropic):  # type: ignore[union-attr]
             self._async_client, self._client = self._client, None
+        # A ready client's own retries are off: Zerda retries every provider (_retrying).
+        self._client = without_sdk_retries(self._client)
+        self._async_client = without_sdk_retries(self._async_client)
 
     def _option_names(self) -> tuple[str, frozenset[str] | None]:
         """default_max_tokens is Zerda's; other options go to anthropic.Anthropic()."""
@@ -95,10 +109,12 @@ class AnthropicInterface(BaseLLMInterface):
     # --- clients --------------------------------------------------------------------------
 
     def _make_client(self) -> Any:
-        return self.sdk.Anthropic(**self._client_kwargs())  # type: ignore[union-attr]
+        kwargs = self._with_rate_headers(self._client_kwargs(), is_async=False)
+        return self.sdk.Anthropic(**kwargs)  # type: ignore[union-attr]
 
     def _make_async_client(self) -> Any:
-        return self.sdk.AsyncAnthropic(**self._client_kwargs())  # type: ignore[union-attr]
+        kwargs = self._with_rate_headers(self._client_kwargs(), is_async=True)
+        return self.sdk.AsyncAnthropic(**kwargs)  # type: ignore[union-attr]
 
     # --- request --------------------------------------------------------------------------
 
@@ -131,19 +147,69 @@ class AnthropicInterface(BaseLLMInterface):
         return {"format": {"type": "json_schema", "schema": schema}}
 
     def _call(self, kwargs: dict[str, Any]) -> Any:
-        return self.client.messages.create(**kwargs)
+        return self._retrying(lambda: self.client.messages.create(**kwargs))
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
-        return await self.async_client.messages.create(**kwargs)
+        client = self.async_client
+        return await self._retrying_async(lambda: client.messages.create(**kwargs))
+
+    # --- batch (Message Batches; see _batch_anthropic) -------------------------------------
+
+    def _batch_submit(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        _batch_anthropic.check_ids(items)
+        requests = _batch_anthropic.map_batch_requests(items)
+        return str(self.client.messages.batches.create(requests=requests, **options).id)
+
+    async def _batch_submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        _batch_anthropic.check_ids(items)
+        requests = _batch_anthropic.map_batch_requests(items)
+        batch = await self.async_client.messages.batches.create(requests=requests, **options)
+        return str(batch.id)
+
+    def _batch_poll(self, batch_id: str) -> BatchStatus:
+        return _batch_anthropic.map_batch_status(self.client.messages.batches.retrieve(batch_id))
+
+    async def _batch_poll_async(self, batch_id: str) -> BatchStatus:
+        batch = await self.async_client.messages.batches.retrieve(batch_id)
+        return _batch_anthropic.map_batch_status(batch)
+
+    def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        batches = self.client.messages.batches
+        self._check_ended(batches.retrieve(batch_id))
+        entries = batches.results(batch_id)
+        return dict(_batch_anthropic.map_batch_entry(e, self.provider) for e in entries)
+
+    async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        batches = self.async_client.messages.batches
+        self._check_ended(await batches.retrieve(batch_id))
+        entries = await batches.results(batch_id)
+        return dict([_batch_anthropic.map_batch_entry(e, self.provider) async for e in entries])
+
+    def _check_ended(self, batch: Any) -> None:
+        if batch.processing_status != "ended":
+            raise _batch_anthropic.not_done(batch)
+
+    def _batch_cancel(self, batch_id: str) -> BatchStatus:
+        return _batch_anthropic.map_batch_status(self.client.messages.batches.cancel(batch_id))
+
+    async def _batch_cancel_async(self, batch_id: str) -> BatchStatus:
+        batch = await self.async_client.messages.batches.cancel(batch_id)
+        return _batch_anthropic.map_batch_status(batch)
 
     # --- response -------------------------------------------------------------------------
 
     def _map_response(self, raw: Any) -> dict[str, Any]:
-        blocks = raw.content or []
-        text = "".join(b.text for b in blocks if b.type == "text" and b.text)
-        thinking = [_map_thinking_block(b) for b in blocks if b.type in _THINKING_TYPES]
+        blocks = getattr(raw, "content", None)
+        if not isinstance(blocks, list):
+            # The SDK builds a Message from any JSON ({} included) without checking it.
+            raise malformed_response(self.provider, f"no 'content' list in {excerpt(raw)}")
+        thinking = [_map_thinking_block(b) for b in blocks if _type(b) in _THINKING_TYPES]
         return self._make_result(
-            text or None,
+            _map_text(blocks),
             parse_anthropic_tool_calls(blocks),
             raw.stop_reason,
             _map_usage(raw.usage),
@@ -169,12 +235,7 @@ class AnthropicInterface(BaseLLMInterface):
         if isinstance(exc, sdk.AnthropicError):
             return UnknownError(f"{type(exc).__name__}: {exc}", provider=self.provider)
         if isinstance(exc, json.JSONDecodeError):  # the SDK parses bodies and SSE data with json
-            # A broken response from the provider; asking again would get the same.
-            return ServerError(
-                f"anthropic sent a response that is not valid JSON: {exc}",
-                provider=self.provider,
-                retryable=False,
-            )
+            return malformed_response(self.provider, f"not valid JSON: {exc}")
         return None
 
     # --- streaming ------------------------------------------------------------------------
@@ -182,16 +243,16 @@ class AnthropicInterface(BaseLLMInterface):
     def _open_stream(self, kwargs: dict[str, Any]) -> Any:
         # The raw event stream (not the MessageStream helper, which keeps a snapshot of the
         # whole message): the SDK's Stream is a context manager that closes the response.
-        return self.client.messages.create(**kwargs, stream=True)
+        return self._call({**kwargs, "stream": True})
 
     @contextlib.asynccontextmanager
     async def _open_stream_async(self, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
-        stream = await self.async_client.messages.create(**kwargs, stream=True)
+        stream = await self._call_async({**kwargs, "stream": True})
         async with stream:
             yield stream
 
     def _feed(self, acc: StreamAccumulator, chunk: Any) -> list[dict[str, Any]]:
-        handler = _EVENT_HANDLERS.get(chunk.type)
+        handler = _EVENT_HANDLERS.get(_type(chunk))
         return handler(acc, chunk) if handler else []
 
 
@@ -351,20 +412,12 @@ def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
     if is_parts(output):  # text, image and document blocks may sit inside a tool_result
         content: Any = [b for p in output if p["type"] != "cache_point" for b in _map_part(p)]
     else:
-        content = _tool_output_text(output)
+        content = tool_output_text(output)
     if content:  # an empty output is sent as a result with no content, never as ""
         block["content"] = content
     if message["is_error"]:
         block["is_error"] = True
     return block
-
-
-def _tool_output_text(output: Any) -> str:
-    """A tool's output as the text the model reads: strings as they are, anything else
-    (dict, list, number...) as JSON."""
-    if isinstance(output, str):
-        return output
-    return json.dumps(output, ensure_ascii=False, default=str)
 
 
 def _finish_message(message: dict[str, Any]) -> dict[str, Any]:
@@ -458,6 +511,20 @@ def _with_native(kwargs: dict[str, Any], native: dict[str, Any]) -> dict[str, An
 
 
 # --- response pieces ----------------------------------------------------------------------
+
+
+def _type(obj: Any) -> Any:
+    # The SDK builds its models without validation: a part missing "type" has no attribute.
+    return getattr(obj, "type", None)
+
+
+def _map_text(blocks: list[Any]) -> str | None:
+    """The text blocks' text; a block whose text is not a string is a malformed response."""
+    texts = [getattr(b, "text", None) for b in blocks if _type(b) == "text"]
+    bad = next((t for t in texts if t is not None and not isinstance(t, str)), None)
+    if bad is not None:
+        raise malformed_response("anthropic", f"a text block's text is not a string: {bad!r}")
+    return "".join(t for t in texts if t) or None
 
 
 def _map_thinking_block(block: Any) -> dict[str, Any]:
@@ -579,6 +646,11 @@ def _merged_usage(start: Any, update: Any) -> Any:
     return SimpleNamespace(**merged)
 
 
+def _on_message_stop(acc: StreamAccumulator, event: Any) -> Events:
+    acc.finished = True
+    return []
+
+
 def _thinking_list(acc: StreamAccumulator) -> list[dict[str, Any]]:
     data = acc.provider_data.setdefault("anthropic", {"thinking": []})
     thinking: list[dict[str, Any]] = data["thinking"]
@@ -600,6 +672,7 @@ _EVENT_HANDLERS: dict[str, Callable[[StreamAccumulator, Any], Events]] = {
     "content_block_delta": _on_block_delta,
     "content_block_stop": _on_block_stop,
     "message_delta": _on_message_delta,
+    "message_stop": _on_message_stop,
 }
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicInterface"]

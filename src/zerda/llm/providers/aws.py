@@ -13,20 +13,24 @@ botocore's standard mode skips 408 and 409. See docs/providers/bedrock.md.
 from __future__ import annotations
 
 import base64
+import collections
 import functools
+import itertools
 import json
+import logging
 import os
 import re
 import threading
+import weakref
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from zerda.llm._request import split_timeout
-from zerda.llm._retry import backoff_delay, retry_after_from_headers
+from zerda.llm._retry import retry_after_from_headers
 from zerda.llm._strict_schema import to_strict_schema
-from zerda.llm.base import BaseLLMInterface, Request, Secret, signature_options
+from zerda.llm.base import BaseLLMInterface, Request, Secret, signature_options, tool_output_text
 from zerda.llm.errors import (
     AuthenticationError,
     ConnectionError,
@@ -39,6 +43,7 @@ from zerda.llm.errors import (
     ZerdaError,
     error_from_status,
     is_retryable_status,
+    malformed_response,
 )
 from zerda.llm.parts import b64decode, is_parts
 from zerda.llm.reasoning import Plan
@@ -99,6 +104,15 @@ class AWSInterface(BaseLLMInterface):
     and ``pool_size`` (threads for the async methods, default 64)."""
 
     provider = "bedrock"
+    provider = "bedrock"
+    # https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html
+    stream_final_event = "messageStop"
+    _live_attributes = (
+        *BaseLLMInterface._live_attributes,
+        "_session",
+        "_pool",
+        "_timeout_clients",
+    )
 
     def __init__(
         self,
@@ -126,14 +140,33 @@ class AWSInterface(BaseLLMInterface):
         self.profile = profile
         self.pool_size = pool_size
         self._access_key_id = aws_access_key_id
+        # Explicit credentials travel in a pickle; the credential chain's are found again
+        # by the session rebuilt in the process that loads it.
+        self._credentials = tuple(
+            Secret(s) if s else None for s in (aws_secret_access_key, aws_session_token)
+        )
         self._secrets = [Secret(s) for s in (aws_secret_access_key, aws_session_token) if s]
+        for secret in self._secrets:
+            _LOG_REDACTOR.add(secret.reveal())
+            weakref.finalize(self, _LOG_REDACTOR.discard, secret.reveal())
         self._session: Any = None
         self._timeout_clients: dict[float, Any] = {}  # per-call timeouts, see _client_for
         self.region = region or getattr(getattr(self._client, "meta", None), "region_name", None)
         if self._client is None:
             self._session = self._make_session(aws_secret_access_key, aws_session_token)
             self.region = self._resolve_region(region)
-        self._pool = ThreadPoolExecutor(max_workers=pool_size, thread_name_prefix="zerda-bedrock")
+        self._pool = self._make_pool()
+
+    def _restore_live(self) -> None:
+        super()._restore_live()
+        secret, token = (c.reveal() if c else None for c in self._credentials)
+        self._session = self._make_session(secret, token)
+        self._timeout_clients = {}
+        self._pool = self._make_pool()
+
+    def _make_pool(self) -> ThreadPoolExecutor:
+        # Threads start on the first async call, not here.
+        return ThreadPoolExecutor(max_workers=self.pool_size, thread_name_prefix="zerda-bedrock")
 
     def __repr__(self) -> str:
         return (
@@ -280,13 +313,8 @@ class AWSInterface(BaseLLMInterface):
 
     # --- calls --------------------------------------------------------------------------
 
-    def _retry_delay(self, exc: BaseException, attempt: int) -> float | None:
-        """Retried when the mapped error is retryable: transport errors, timeouts and the
-        statuses of DESIGN.md §5."""
-        err = exc if isinstance(exc, ZerdaError) else self._map_error(exc)
-        if err is None or not err.retryable:
-            return None
-        return backoff_delay(attempt, _retry_after(exc))
+    def _retry_after(self, exc: BaseException) -> float | None:
+        return _retry_after(exc)
 
     def _call(self, kwargs: dict[str, Any]) -> Any:
         kwargs, timeout = split_timeout(kwargs)
@@ -306,7 +334,11 @@ class AWSInterface(BaseLLMInterface):
     # --- response -----------------------------------------------------------------------
 
     def _map_response(self, raw: Any) -> dict[str, Any]:
-        if not isinstance(raw.get("output"), dict) or "stopReason" not in raw:
+        if (
+            not isinstance(raw, dict)
+            or not isinstance(raw.get("output"), dict)
+            or "stopReason" not in raw
+        ):
             from botocore.parsers import ResponseParserError
 
             # botocore turns a body that is not JSON, or is empty, into an empty response
@@ -400,6 +432,7 @@ class AWSInterface(BaseLLMInterface):
             _close_reasoning(acc, index)
             return acc.end_call(index)
         if "messageStop" in chunk:
+            acc.finished = True
             acc.native_stop = chunk["messageStop"].get("stopReason")
         elif "metadata" in chunk:
             acc.usage = _map_usage(chunk["metadata"].get("usage"))
@@ -582,9 +615,7 @@ def _map_tool_output(output: Any) -> dict[str, Any]:
         return {"json": output}
     if isinstance(output, list):
         return {"json": {"result": output}}
-    text = (
-        output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
-    )
+    text = tool_output_text(output)
     return {"text": text if text.strip() else "(empty)"}
 
 
@@ -771,9 +802,21 @@ def _retry_after(exc: BaseException) -> float | None:
         return retry_after_from_headers(headers)
 
 
+def _raised_in_parser(exc: BaseException) -> bool:
+    """Whether ``exc`` came from botocore's response parsers, which fail with a bare
+    AttributeError or TypeError on a body of the wrong shape (``[]``, ``null``)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_globals.get("__name__") == "botocore.parsers"
+
+
 def _map_transport_error(exc: BaseException) -> ZerdaError | None:
     from botocore import exceptions as bex
     from urllib3 import exceptions as uex
+
+    if isinstance(exc, (AttributeError, TypeError, KeyError)) and _raised_in_parser(exc):
+        return malformed_response("bedrock", f"it does not have the Converse shape: {exc}")
 
     text = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, (bex.ReadTimeoutError, bex.ConnectTimeoutError, uex.ReadTimeoutError)):
@@ -790,14 +833,13 @@ def _map_transport_error(exc: BaseException) -> ZerdaError | None:
         return AuthenticationError(text, provider="bedrock")
     if isinstance(exc, bex.ParamValidationError):
         return InvalidRequestError(text, provider="bedrock")
+    from botocore.eventstream import ParserError
     from botocore.parsers import ResponseParserError
 
+    if isinstance(exc, ParserError):  # an event stream whose framing or checksums are broken
+        return malformed_response("bedrock", f"its event stream could not be read: {exc}")
     if isinstance(exc, ResponseParserError):
-        return ServerError(
-            f"Bedrock sent a response that could not be parsed: {exc}",
-            provider="bedrock",
-            retryable=False,  # not retried: the same request gets the same body
-        )
+        return malformed_response("bedrock", f"it could not be parsed: {exc}")
     return None
 
 
@@ -806,25 +848,16 @@ def _map_transport_error(exc: BaseException) -> ZerdaError | None:
 
 class _Events:
     """A converse-stream's events; closing it (or leaving its ``with``) closes the HTTP
-    response. A stream that ends before ``messageStop`` was cut short: that is a connection
-    error, not an answer."""
+    response. (A stream that ends before ``messageStop`` is reported by the base class.)"""
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
-        self._events = self._checked()
+        self._events = iter(stream)
         self._first: list[dict[str, Any]] = []
 
-    def _checked(self) -> Iterator[dict[str, Any]]:
-        stopped = False
-        for event in self._stream:
-            stopped = stopped or "messageStop" in event
-            yield event
-        if not stopped:
-            raise ConnectionError("the Bedrock stream ended before messageStop", provider="bedrock")
-
     def prefetch(self) -> None:
-        """Reads the first event now (it is still yielded first)."""
-        self._first = [next(self._events)]  # an empty stream raises ConnectionError here
+        """Reads the first event now (it is still yielded first); none if it is empty."""
+        self._first = list(itertools.islice(self._events, 1))
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         first, self._first = self._first, []
@@ -941,3 +974,64 @@ class _StreamPump:
         which closes the HTTP response. Closing it from here instead would block the loop:
         the reader thread holds the response's buffer lock while it waits for data."""
         self._stopped.set()
+
+
+# --- botocore's logs --------------------------------------------------------------------
+
+
+class _LogRedactor(logging.Filter):
+    """Replaces the AWS secrets given to live interfaces with ``***`` in botocore's log
+    records. At DEBUG botocore logs each request whole, the ``X-Amz-Security-Token``
+    header (the session token) included, from ``botocore.endpoint`` and ``botocore.auth``
+    (the canonical request it signs). Filters run only for records a logger emits, so
+    nothing is formatted unless DEBUG is on."""
+
+    LOGGERS = (
+        "botocore.auth",
+        "botocore.endpoint",
+        "botocore.httpsession",
+        "botocore.hooks",
+        "botocore.parsers",
+        "botocore.retryhandler",
+        "botocore.credentials",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._secrets: collections.Counter[str] = collections.Counter()
+        self._installed = False
+        self._lock = threading.Lock()
+
+    def add(self, secret: str) -> None:
+        if len(secret) < 4:
+            return
+        with self._lock:
+            self._secrets[secret] += 1
+            if not self._installed:
+                for name in self.LOGGERS:
+                    logging.getLogger(name).addFilter(self)
+                self._installed = True
+
+    def discard(self, secret: str) -> None:
+        with self._lock:
+            self._secrets[secret] -= 1
+            if self._secrets[secret] <= 0:
+                del self._secrets[secret]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        secrets = list(self._secrets)
+        if not secrets:
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a record that cannot be formatted is left alone
+            return True
+        redacted = message
+        for secret in secrets:
+            redacted = redacted.replace(secret, "***")
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        return True
+
+
+_LOG_REDACTOR = _LogRedactor()

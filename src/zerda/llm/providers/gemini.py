@@ -32,17 +32,16 @@ from contextvars import ContextVar
 from itertools import chain, groupby, islice
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from zerda.llm._retry import backoff_delay, retry_after_from_headers
+from zerda.llm._retry import retry_after_from_headers
 from zerda.llm.base import BaseLLMInterface, Request, signature_options
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
-    ServerError,
     TimeoutError,
     UnknownError,
     ZerdaError,
     error_from_status,
-    is_retryable_status,
+    malformed_response,
 )
 from zerda.llm.parts import b64decode, is_parts, text_of
 from zerda.llm.reasoning import Plan
@@ -76,6 +75,8 @@ _TOOL_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
 
 # Google's documented stand-in for a signature the history does not have (a call another
 # provider made): https://ai.google.dev/gemini-api/docs/thought-signatures
+# The user turn put before a history that starts with the model (see _map_messages).
+_OPENING = "(conversation continued)"
 _PLACEHOLDER_SIGNATURE = base64.urlsafe_b64decode("skip_thought_signature_validator")
 
 _GEMINI_VERSION = re.compile(r"(?:models/)?gemini-(\d+)")
@@ -94,6 +95,10 @@ class GeminiInterface(BaseLLMInterface):
     """
 
     provider = "gemini"
+    # The last chunk of a complete stream carries the candidate's finishReason (or, for a
+    # blocked prompt, promptFeedback.blockReason):
+    # https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent
+    stream_final_event = "a chunk with a finishReason"
 
     def __init__(self, model: str | None = None, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
@@ -190,16 +195,10 @@ class GeminiInterface(BaseLLMInterface):
             lambda: self.async_client.models.generate_content(**kwargs)
         )
 
-    # --- retries (Zerda's, see _retry.py; base.py runs the loop) ---------------------------
+    # --- retries (Zerda's: base.py runs the loop and decides) -----------------------------
 
-    def _retry_delay(self, exc: BaseException, attempt: int) -> float | None:
-        return backoff_delay(attempt, _retry_after(exc)) if self._is_retryable(exc) else None
-
-    def _is_retryable(self, exc: BaseException) -> bool:
-        sdk: Any = self.sdk
-        if isinstance(exc, sdk.errors.APIError):
-            return is_retryable_status(exc.code)
-        return isinstance(exc, (builtins.ConnectionError, *_transport_errors()))
+    def _retry_after(self, exc: BaseException) -> float | None:
+        return _retry_after(exc)
 
     # --- response -------------------------------------------------------------------------
 
@@ -229,8 +228,7 @@ class GeminiInterface(BaseLLMInterface):
         if isinstance(exc, sdk.errors.APIError):
             return _map_api_error(exc, self.provider)
         if isinstance(exc, (sdk.errors.UnknownApiResponseError, json.JSONDecodeError)):
-            # A 200 whose body is not JSON: retrying would get the same.
-            return ServerError(f"Gemini sent a malformed response: {exc}", retryable=False)
+            return malformed_response(self.provider, str(exc))
         timeouts, transport = _transport_errors(timeouts_only=True), _transport_errors()
         if isinstance(exc, timeouts):
             return TimeoutError(f"request timed out: {exc}")
@@ -239,7 +237,9 @@ class GeminiInterface(BaseLLMInterface):
         if _is_validation_error(exc):
             # The request was checked before sending: this is the response not fitting the
             # SDK's models (e.g. integer enums, which only the Go SDK asks for).
-            return ServerError(f"Gemini's response could not be read: {exc}", retryable=False)
+            return malformed_response(
+                self.provider, f"it does not fit google-genai's models: {exc}"
+            )
         return None
 
     # --- streaming ------------------------------------------------------------------------
@@ -287,6 +287,7 @@ class GeminiInterface(BaseLLMInterface):
         native = _native_stop(chunk, candidate)
         if native is not None:
             acc.native_stop = native
+            acc.finished = True
         events: list[Event] = []
         for part in _candidate_parts(candidate):
             if part.function_call is not None:
@@ -318,6 +319,12 @@ def _map_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if not contents:
         # Checked here, as google-genai's own check is a bare ValueError.
         raise InvalidRequestError("messages: Gemini needs at least one non-empty message")
+    if contents[0]["role"] == "model":
+        # "Please ensure that function call turn comes immediately after a user turn or
+        # after a function response turn" (https://ai.google.dev/gemini-api/docs/function-calling):
+        # a history that starts with the model (a conversation continued from another
+        # provider, a summary put first) gets a user turn before it (docs/decisions.md).
+        contents.insert(0, {"role": "user", "parts": [{"text": _OPENING}]})
     return contents
 
 

@@ -22,6 +22,7 @@ class GroqInterface(OpenAICompatInterface):
     # The SDK marks max_tokens deprecated in favour of max_completion_tokens:
     # https://console.groq.com/docs/api-reference#chat-create
     max_tokens_field: ClassVar[str] = "max_completion_tokens"
+    chat_path: ClassVar[str] = "/openai/v1/chat/completions"  # as groq's create() posts
 
     def _map_reasoning(self, plan: Plan | None) -> dict[str, Any]:
         """``reasoning_effort``, and ``reasoning_format`` "parsed" so the reasoning comes

@@ -13,8 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, ClassVar, TypeVar
 
-from zerda.llm._retry import backoff_delay, retry_after_from_headers
-from zerda.llm.errors import ServerError, ZerdaError, error_from_status, is_retryable_status
+from zerda.llm.errors import ServerError, ZerdaError, error_from_status, malformed_response
 from zerda.llm.providers._openai_compat import (
     OpenAICompatInterface,
     _body_message,
@@ -28,20 +27,6 @@ from zerda.llm.reasoning import Plan
 from zerda.llm.tools import _get
 
 T = TypeVar("T")
-
-# --- retries ---------------------------------------------------------------------------
-
-
-def _retry_delay(exc: BaseException, attempt: int) -> float | None:
-    """Seconds to wait before retrying after ``exc``; None when it is not retryable."""
-    status = getattr(exc, "status_code", None)
-    if isinstance(status, int):  # an HTTP error (a 200 that failed validation is not retried)
-        if not is_retryable_status(status):
-            return None
-        return backoff_delay(attempt, retry_after_from_headers(getattr(exc, "headers", None)))
-    if _transport_error(exc, "mistral") is None:
-        return None
-    return backoff_delay(attempt)
 
 
 # --- request --------------------------------------------------------------------------
@@ -65,7 +50,10 @@ def _map_part(part: dict[str, Any]) -> dict[str, Any]:
 
 
 # The assistant turn Zerda puts between a tool result and a following user message, which
-# Mistral's message-order rule requires (docs/decisions.md).
+# Mistral's message-order rule requires (docs/decisions.md): the API answers a user turn right
+# after a tool turn with 400 "Unexpected role 'user' after role 'tool'"
+# (invalid_request_message_order, quoted in zed-industries/zed#37021) and accepts
+# tool -> assistant -> user, the fix merged in avante-corp/avante.nvim#2695.
 _BRIDGE = {"role": "assistant", "content": "OK."}
 
 
@@ -87,12 +75,10 @@ class MistralInterface(OpenAICompatInterface):
         if self._async_client is None:
             self._async_client = self._client  # a ready client= serves async calls too
 
-    def _retry_delay(self, exc: BaseException, attempt: int) -> float | None:
-        return _retry_delay(exc, attempt)
-
     def _client_kwargs(self) -> dict[str, Any]:
         # No retry_config: the SDK's retry is bounded by elapsed time, not a count, and
-        # skips 408/409, so Zerda retries (see _retry_delay).
+        # skips 408/409; Zerda retries (BaseLLMInterface._retrying), reading Retry-After
+        # from the error's headers.
         kwargs: dict[str, Any] = {"api_key": self.api_key}
         if self.base_url is not None:
             kwargs["server_url"] = self.base_url
@@ -172,9 +158,16 @@ class MistralInterface(OpenAICompatInterface):
 
         if isinstance(exc, errors.ResponseValidationError):
             return self._map_invalid_response(exc)
+        if isinstance(exc, errors.MistralError) and exc.status_code < 400:
+            # A 200 the SDK could not read (an HTML page, an unexpected content type).
+            return malformed_response(self.provider, f"{exc.message}: {exc.body[:200]!r}")
         if isinstance(exc, errors.MistralError):
             message = _body_message(exc.body) or exc.message
             return error_from_status(exc.status_code, message, self.provider)
+        if type(exc).__name__ == "ResponseNotRead":
+            # httpx's, when the SDK reads the text of a 200 stream that is not SSE (an empty
+            # or JSON body) to report it.
+            return malformed_response(self.provider, "a stream response that is not SSE")
         if isinstance(exc, errors.NoResponseError):
             return ServerError(f"no response: {exc.message}", provider=self.provider)
         return _transport_error(exc, self.provider)
@@ -188,9 +181,7 @@ class MistralInterface(OpenAICompatInterface):
         error = _error_event(body)
         if error is not None:
             return _stream_error(error, _body_message(error) or "stream error", self.provider)
-        return ServerError(
-            f"unexpected response: {exc.message[:500]}", provider=self.provider, retryable=False
-        )
+        return malformed_response(self.provider, exc.message[:500])
 
 
 def _error_event(body: Any) -> dict[str, Any] | None:

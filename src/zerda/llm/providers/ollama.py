@@ -23,10 +23,10 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
 
 from zerda.llm._request import split_timeout
-from zerda.llm._retry import backoff_delay, retry_after_from_headers
+from zerda.llm._retry import retry_after_from_headers
 from zerda.llm._stream import StreamAccumulator
 from zerda.llm._structured import OutputSpec
-from zerda.llm.base import BaseLLMInterface, Request, signature_options
+from zerda.llm.base import BaseLLMInterface, Request, signature_options, tool_output_text
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
@@ -34,7 +34,8 @@ from zerda.llm.errors import (
     TimeoutError,
     ZerdaError,
     error_from_status,
-    is_retryable_status,
+    excerpt,
+    malformed_response,
 )
 from zerda.llm.parts import is_parts, text_of
 from zerda.llm.reasoning import Plan
@@ -51,13 +52,6 @@ _STOP_REASONS = {"stop": "end_turn", "length": "max_tokens"}
 # --- request ---------------------------------------------------------------------------
 
 
-def _json_text(value: Any) -> str:
-    """A tool's output as the text Ollama takes: strings as they are, the rest as JSON."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
 def _map_tool_call(call: dict[str, Any]) -> dict[str, Any]:
     # Ollama takes arguments as an object, not JSON text.
     out: dict[str, Any] = {"function": {"name": call["name"], "arguments": call["arguments"]}}
@@ -71,7 +65,7 @@ def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
     # by tool_call_id; older servers ignore the unknown field). It has no is_error field.
     # Media from tools were moved to a user message by the base: only text is left here.
     output = message["content"]
-    content = text_of(output) if is_parts(output) else _json_text(output)
+    content = text_of(output) if is_parts(output) else tool_output_text(output)
     out = {"role": "tool", "content": content, "tool_name": message["name"]}
     if message["tool_call_id"]:
         out["tool_call_id"] = message["tool_call_id"]
@@ -175,9 +169,12 @@ def _map_stop_reason(native: Any) -> str:
 
 
 def _body_error(raw: Any) -> ZerdaError | None:
-    """A 200 body that holds ``{"error": ...}`` and no message (a proxy, an old server)."""
+    """A 200 body that holds ``{"error": ...}`` and no message (a proxy, an old server),
+    or is not a chat response at all (``{}``, ``[]``, ``null``)."""
     if isinstance(raw, dict) and raw.get("error") and "message" not in raw:
         return ServerError(f"Ollama: {raw['error']}", retryable=False)
+    if not isinstance(raw, dict) or not isinstance(raw.get("message"), dict):
+        return malformed_response("ollama", f"no 'message' object in {excerpt(raw)}")
     return None
 
 
@@ -213,6 +210,8 @@ class OllamaInterface(BaseLLMInterface):
     """
 
     provider = "ollama"
+    # https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-chat-completion
+    stream_final_event = 'the "done": true chunk'
 
     def __init__(
         self, model: str | None = None, *, async_client: Any = None, **kwargs: Any
@@ -220,6 +219,7 @@ class OllamaInterface(BaseLLMInterface):
         super().__init__(model, **kwargs)
         if async_client is not None:
             self._async_client = async_client
+            self._client_given = True
 
     # --- clients ---
 
@@ -298,31 +298,27 @@ class OllamaInterface(BaseLLMInterface):
 
     # --- retries (the SDK has none; base.py runs the loop) ---
 
-    def _retry_delay(self, exc: BaseException, attempt: int) -> float | None:
-        return backoff_delay(attempt, _retry_after(exc)) if self._is_retryable(exc) else None
-
-    def _is_retryable(self, exc: BaseException) -> bool:
-        import httpx
-
-        sdk: Any = self.sdk
-        if isinstance(exc, sdk.ResponseError):
-            return is_retryable_status(exc.status_code)
-        return isinstance(exc, (builtins.ConnectionError, httpx.TransportError))
+    def _retry_after(self, exc: BaseException) -> float | None:
+        return _retry_after(exc)
 
     # --- calls ---
 
     def _call(self, kwargs: dict[str, Any]) -> Any:
         body, extra = _split_body(kwargs, stream=False)
-        # cls=dict: the body as the server sent it (the SDK's models drop call ids).
+        # The body as the server sent it (the SDK's models drop call ids); _request_raw, as
+        # _request(dict, ...) would fail with a TypeError on a body that is not an object.
         return self._retrying(
-            lambda: self.client._request(dict, "POST", CHAT_PATH, json=body, **extra)
+            lambda: self.client._request_raw("POST", CHAT_PATH, json=body, **extra).json()
         )
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
         body, extra = _split_body(kwargs, stream=False)
-        return await self._retrying_async(
-            lambda: self.async_client._request(dict, "POST", CHAT_PATH, json=body, **extra)
-        )
+        client = self.async_client
+
+        async def send() -> Any:
+            return (await client._request_raw("POST", CHAT_PATH, json=body, **extra)).json()
+
+        return await self._retrying_async(send)
 
     @contextmanager
     def _open_stream(self, kwargs: dict[str, Any]) -> Iterator[Iterator[dict[str, Any]]]:
@@ -386,6 +382,7 @@ class OllamaInterface(BaseLLMInterface):
         for call in parse_ollama_tool_calls(message):
             events += acc.whole_call(call.id, call.name, call.arguments)
         if _get(chunk, "done"):
+            acc.finished = True
             acc.native_stop = _get(chunk, "done_reason")
             acc.usage = _map_usage(chunk)
         return events
@@ -405,9 +402,7 @@ class OllamaInterface(BaseLLMInterface):
                 f"connection failed: {type(exc).__name__}: {exc}", provider=self.provider
             )
         if isinstance(exc, json.JSONDecodeError):
-            return ServerError(
-                f"response is not valid JSON: {exc}", provider=self.provider, retryable=False
-            )
+            return malformed_response(self.provider, f"not valid JSON: {exc}")
         return None
 
 
@@ -464,9 +459,7 @@ def _raise_for_status(response: Any, sdk: Any) -> None:
 def _parse_line(line: bytes, sdk: Any) -> dict[str, Any]:
     part = json.loads(line)
     if not isinstance(part, dict):
-        raise ServerError(
-            f"Ollama sent a stream line that is not an object: {line[:80]!r}", retryable=False
-        )
+        raise malformed_response("ollama", f"a stream line is not an object: {line[:80]!r}")
     if part.get("error"):
         raise sdk.ResponseError(part["error"])  # a failure after the stream began
     return part
@@ -508,32 +501,18 @@ async def _stream_chunks_async(
             yield _parse_line(line, sdk)
 
 
-def _incomplete() -> ConnectionError:
-    return ConnectionError("the stream ended before Ollama sent its final (done) chunk")
-
-
 def _until_done(first: Any, chunks: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """The chunks, then an error if the stream closed cleanly without a ``done`` chunk."""
-    if first is None:
-        raise _incomplete()
-    yield first
-    done = bool(_get(first, "done"))
-    for chunk in chunks:
-        done = done or bool(_get(chunk, "done"))
-        yield chunk
-    if not done:
-        raise _incomplete()
+    """The first chunk (None: the stream was empty), then the rest; the base class reports
+    a stream that ended before its done chunk."""
+    if first is not None:
+        yield first
+    yield from chunks
 
 
 async def _until_done_async(
     first: Any, chunks: AsyncIterator[dict[str, Any]]
 ) -> AsyncIterator[dict[str, Any]]:
-    if first is None:
-        raise _incomplete()
-    yield first
-    done = bool(_get(first, "done"))
+    if first is not None:
+        yield first
     async for chunk in chunks:
-        done = done or bool(_get(chunk, "done"))
         yield chunk
-    if not done:
-        raise _incomplete()
