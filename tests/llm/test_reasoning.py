@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.llm.test_base import KEY, Echo
-from zerda.llm import errors
+from zerda.llm import errors, registry
 from zerda.llm.providers import create_interface
 from zerda.llm.reasoning import (
     REFUSE,
@@ -95,6 +95,13 @@ def test_every_provider_has_a_fallback_row() -> None:
     for mode, families in TABLE.items():
         assert families[-1].pattern == "", mode
         assert family_for(mode, "some-new-model") is families[-1]
+
+
+def test_the_table_has_a_mapping_for_every_registry_reasoning_mode() -> None:
+    """The registry row's traits.reasoning names the table entry: every mode a row names
+    is mapped, and no table entry is left that no row uses."""
+    modes = {registry.get(n).traits.reasoning for n in registry.NAMES} - {None}
+    assert modes == set(TABLE)
 
 
 # --- the exact requests -------------------------------------------------------------------
