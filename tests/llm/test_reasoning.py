@@ -335,6 +335,16 @@ TOOLS = [{"name": "get_weather", "description": "Weather.", "parameters": {"type
         (
             "anthropic",
             "claude-haiku-4-5",
+            {
+                "reasoning": "low",
+                "response_format": {"name": "answer", "schema": {"type": "object"}},
+                "structured_output": "tool",  # the answer comes in a forced tool
+            },
+            "refuses thinking with a forced tool_choice",
+        ),
+        (
+            "anthropic",
+            "claude-haiku-4-5",
             {"reasoning": "high", "max_tokens": 8000},
             "the thinking budget (16384 tokens) must be below max_tokens (8000)",
         ),
