@@ -96,10 +96,14 @@ class StreamAccumulator:
             events += self._partial.feed("".join(self.text_parts))  # the answer is the text
         return events
 
-    def reasoning(self, delta: str | None) -> list[Event]:
+    def reasoning(self, delta: Any) -> list[Event]:
         """A piece of the reasoning text; the pieces joined are the result's reasoning."""
-        if not delta or not isinstance(delta, str):
+        if not delta:
             return []
+        if not isinstance(delta, str):
+            raise malformed_response(
+                self.provider, f"a reasoning delta is not a string: {excerpt(delta)}"
+            )
         self.reasoning_parts.append(delta)
         return [{"type": "reasoning", "text": delta}]
 

@@ -72,8 +72,6 @@ class Traits:
     - ``tool_choice``: the tool_choice values it enforces (``name``: a named tool).
     - ``parallel_tool_calls``: ``parallel_tool_calls=False`` can be sent.
     - ``stop_sequences``: ``stop=`` can be sent (the Responses API has no such field).
-    - ``reasoning_fields``: OpenAI-compatible services: the message / delta fields that
-      hold reasoning text (DeepSeek's ``reasoning_content``), read as ``reasoning``.
     - ``max_tokens_field``: the request field ``max_tokens`` is sent as, where a service
       differs from its class (None: the class's own).
     - ``tool_choice_required``: what ``tool_choice="required"`` is sent as, where a service
@@ -99,7 +97,6 @@ class Traits:
     tool_choice: frozenset[str] = TOOL_CHOICES
     parallel_tool_calls: bool = False
     stop_sequences: bool = True
-    reasoning_fields: tuple[str, ...] = ()
     max_tokens_field: str | None = None
     tool_choice_required: str | None = None
     batch: str | None = None
@@ -554,7 +551,6 @@ _OPENROUTER = _compatible(
     "openai/gpt-4o-mini",
     # https://openrouter.ai/docs/api-reference/chat-completion: "reasoning" on the message
     # and delta; max_tokens; parallel_tool_calls passed to the model's provider.
-    reasoning_fields=("reasoning",),
     max_tokens_field="max_tokens",
     parallel_tool_calls=True,
     # https://openrouter.ai/docs/features/multimodal/images: image_url, URL or base64.
@@ -570,7 +566,6 @@ _DEEPSEEK = _compatible(
     # (and delta's) reasoning_content; the API documents max_tokens, not
     # max_completion_tokens, and no parallel_tool_calls switch. Text only: an image_url part
     # gets 400 "unknown variant `image_url`, expected `text`".
-    reasoning_fields=("reasoning_content",),
     max_tokens_field="max_tokens",
     # https://api-docs.deepseek.com/guides/json_mode: json_object only, no json_schema, so a
     # schema's answer comes in a tool ("json" too: one mode for every response_format).
@@ -584,7 +579,6 @@ _XAI = _compatible(
     "grok-3-mini",
     # https://docs.x.ai/docs/guides/reasoning: reasoning_content on reasoning models;
     # https://docs.x.ai/docs/guides/function-calling: parallel_tool_calls.
-    reasoning_fields=("reasoning_content",),
     parallel_tool_calls=True,
     # https://docs.x.ai/docs/guides/image-understanding: image_url, URL or base64.
     user=_COMPATIBLE_IMAGES,
@@ -597,7 +591,6 @@ _TOGETHER = _compatible(
     "meta-llama/Llama-3.3-70B-Instruct-Turbo",
     # https://docs.together.ai/reference/chat-completions-1: max_tokens; reasoning models
     # return "reasoning"; no parallel_tool_calls switch documented.
-    reasoning_fields=("reasoning",),
     max_tokens_field="max_tokens",
     # https://docs.together.ai/docs/vision-overview: image_url, URL or base64.
     user=_COMPATIBLE_IMAGES,
@@ -610,7 +603,6 @@ _FIREWORKS = _compatible(
     "accounts/fireworks/models/llama-v3p3-70b-instruct",
     # https://docs.fireworks.ai/guides/function-calling: tool_choice "any" forces a call;
     # https://docs.fireworks.ai/guides/reasoning: reasoning_content.
-    reasoning_fields=("reasoning_content",),
     max_tokens_field="max_tokens",
     tool_choice_required="any",
     # https://docs.fireworks.ai/guides/querying-vision-language-models: image_url.
@@ -624,7 +616,6 @@ _CEREBRAS = _compatible(
     "llama-3.3-70b",
     # https://inference-docs.cerebras.ai/api-reference/chat-completions: "reasoning" on
     # the message, max_completion_tokens, parallel_tool_calls.
-    reasoning_fields=("reasoning",),
     parallel_tool_calls=True,
     # https://inference-docs.cerebras.ai/capabilities/vision: image_url on vision models.
     user=_COMPATIBLE_IMAGES,
@@ -638,7 +629,6 @@ _VLLM = _compatible(
     auth=_LOCAL,
     # https://docs.vllm.ai/en/latest/features/reasoning_outputs.html: reasoning_content
     # (renamed "reasoning" in newer servers); tool_choice auto/none/required/named.
-    reasoning_fields=("reasoning_content", "reasoning"),
     parallel_tool_calls=True,
     # https://docs.vllm.ai/en/latest/features/multimodal_inputs.html: image_url.
     user=_COMPATIBLE_IMAGES,
@@ -652,7 +642,6 @@ _LMSTUDIO = _compatible(
     auth=_LOCAL,
     # https://lmstudio.ai/docs/app/api/tools: tool_choice "auto", "none" and "required"
     # only; reasoning_content (or "reasoning") when the server separates it.
-    reasoning_fields=("reasoning_content", "reasoning"),
     tool_choice=frozenset({"auto", "none", "required"}),
     # https://lmstudio.ai/docs/app/api/structured-output: response_format json_schema only.
     json_mode=False,

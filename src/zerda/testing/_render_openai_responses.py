@@ -21,6 +21,7 @@ from zerda.testing._render_openai import (
     resolve_stop,
     script_usage,
     split_fragments,
+    usage_part,
 )
 from zerda.testing._script import ErrorReply, RecordedRequest, Reply, Script, ScriptedCall
 
@@ -134,12 +135,17 @@ def _output_items(script: Script) -> list[dict[str, Any]]:
 
 
 def _usage(script: Script) -> dict[str, Any]:
+    """As the recordings show it: cached and reasoning counts always there (0 when the
+    script gives none); ``cache_write_tokens`` only when the script gives it."""
     prompt, completion = script_usage(script)
+    inputs = {"cached_tokens": usage_part(script, "cache_read_tokens")}
+    if usage_part(script, "cache_write_tokens"):
+        inputs["cache_write_tokens"] = usage_part(script, "cache_write_tokens")
     return {
         "input_tokens": prompt,
-        "input_tokens_details": {"cached_tokens": 0},
+        "input_tokens_details": inputs,
         "output_tokens": completion,
-        "output_tokens_details": {"reasoning_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": usage_part(script, "reasoning_tokens")},
         "total_tokens": prompt + completion,
     }
 

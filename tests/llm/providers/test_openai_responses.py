@@ -66,13 +66,13 @@ def expected(fixture: dict[str, Any]) -> dict[str, Any]:
         {"id": c["id"], "name": c["name"], "arguments": _parse_json_arguments(c["arguments"])}
         for c in derived["tool_calls"]
     ]
-    usage = {k: derived["usage_norm"][k] for k in ("input_tokens", "output_tokens")}
+    usage = derived["usage_norm"]
     return {
         "content": derived["text"] or None,
         "tool_calls": calls,
         "stop_reason": "tool_use" if calls else _STOPS[derived["finish_reason"]],
         "reasoning": derived["reasoning_text"] or None,
-        # A queued (background) response has no usage at all: None, not a dict of Nones.
+        # A queued (background) response has no usage at all: None, not five Nones.
         "usage": usage if any(v is not None for v in usage.values()) else None,
     }
 
@@ -108,7 +108,7 @@ async def test_recorded_exchange_replays_to_its_derived_values(
         assert result["error"]["message"] == fixture["derived"]["error"]["message"]
         return
     assert {
-        k: result.get(k) for k in ("content", "tool_calls", "stop_reason", "reasoning", "usage")
+        k: result[k] for k in ("content", "tool_calls", "stop_reason", "reasoning", "usage")
     } == (expected(fixture))
 
 
@@ -292,7 +292,13 @@ def test_generate_and_stream_give_the_same_result(server: MockLLMServer, llm: An
         return {**result, "message": None, "provider_data": [i.get("type") for i in items]}
 
     assert without_item_ids(streamed) == without_item_ids(generated)
-    assert generated["usage"] == {"input_tokens": 12, "output_tokens": 7}
+    assert generated["usage"] == {
+        "input_tokens": 12,
+        "output_tokens": 7,
+        "cache_read_tokens": 0,
+        "cache_write_tokens": None,
+        "reasoning_tokens": 0,
+    }
     kinds = [e["type"] for e in events if e["type"] != "tool_call_delta"]
     assert kinds == ["reasoning", "text", "text", "text", "tool_call", "done"]
     fragments = [e["arguments"] for e in events if e["type"] == "tool_call_delta"]

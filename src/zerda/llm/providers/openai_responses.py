@@ -30,6 +30,7 @@ from zerda.llm.parts import is_parts
 from zerda.llm.providers._openai_compat import _stream_error, data_url
 from zerda.llm.providers.openai import OpenAIInterface
 from zerda.llm.tools import ToolCall, _get, _parse_json_arguments, to_openai_responses_tools
+from zerda.llm.usage import make_usage
 
 Event = dict[str, Any]
 
@@ -287,19 +288,20 @@ def _native_stop(response: Any, items: list[Any]) -> str:
     return status
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _map_usage(usage: Any) -> dict[str, Any] | None:
     """input_tokens already counts cached (and cache-write) tokens, output_tokens the
     reasoning ones. https://platform.openai.com/docs/api-reference/responses/object#responses/object-usage"""
     if not usage:
         return None
-    return {
-        "input_tokens": _count(_get(usage, "input_tokens")),
-        "output_tokens": _count(_get(usage, "output_tokens")),
-    }
+    inputs = _get(usage, "input_tokens_details")
+    outputs = _get(usage, "output_tokens_details")
+    return make_usage(
+        _get(usage, "input_tokens"),
+        _get(usage, "output_tokens"),
+        cache_read=_get(inputs, "cached_tokens"),
+        cache_write=_get(inputs, "cache_write_tokens"),
+        reasoning=_get(outputs, "reasoning_tokens"),
+    )
 
 
 def _map_item(item: Any) -> dict[str, Any]:
