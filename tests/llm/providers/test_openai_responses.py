@@ -210,10 +210,9 @@ def test_models_that_do_not_reason_are_not_asked_for_encrypted_reasoning(
 
 def test_native_options_override_the_defaults(server: MockLLMServer, llm: Any) -> None:
     server.enqueue(NAME, text="ok")
-    llm.generate("hi", store=True, include=[], reasoning={"effort": "low", "summary": "auto"})
+    llm.generate("hi", store=True, include=[], truncation="auto")
     sent = body(server)
-    assert (sent["store"], sent["include"]) == (True, [])
-    assert sent["reasoning"] == {"effort": "low", "summary": "auto"}
+    assert (sent["store"], sent["include"], sent["truncation"]) == (True, [], "auto")
 
 
 def test_stop_sequences_are_refused_before_sending(server: MockLLMServer, llm: Any) -> None:

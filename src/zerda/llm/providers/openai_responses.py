@@ -29,6 +29,7 @@ from zerda.llm.errors import ZerdaError, excerpt, malformed_response
 from zerda.llm.parts import is_parts
 from zerda.llm.providers._openai_compat import _stream_error, data_url
 from zerda.llm.providers.openai import OpenAIInterface
+from zerda.llm.reasoning import Plan
 from zerda.llm.tools import ToolCall, _get, _parse_json_arguments, to_openai_responses_tools
 from zerda.llm.usage import make_usage
 
@@ -226,6 +227,24 @@ def _map_text_format(output: OutputSpec) -> dict[str, Any]:
     return {"text": {"format": fmt}}
 
 
+def _map_reasoning(plan: Plan | None) -> dict[str, Any]:
+    """``reasoning: {"effort", "summary"}``
+    (https://platform.openai.com/docs/api-reference/responses/create#responses-create-reasoning):
+    the effort from the model family's row in zerda.llm.reasoning.TABLE (the Chat Completions
+    families: the same models), and ``summary: "auto"`` (the most detailed summary the model
+    gives) unless ``summary=False``; off is the family's off effort (``"none"``)."""
+    if plan is None:
+        return {}
+    if not plan.on:
+        return {"reasoning": {"effort": plan.off}}
+    reasoning: dict[str, Any] = {}
+    if plan.effort is not None:
+        reasoning["effort"] = plan.effort
+    if plan.summary:
+        reasoning["summary"] = "auto"
+    return {"reasoning": reasoning} if reasoning else {}
+
+
 def _map_storage(model: str) -> dict[str, Any]:
     """Stateless by default: nothing stored at OpenAI, reasoning carried in the history.
     https://platform.openai.com/docs/guides/reasoning#encrypted-reasoning-items"""
@@ -375,12 +394,16 @@ class OpenAIResponsesInterface(OpenAIInterface):
             **_map_storage(str(self.model)),
             **self._map_timeout(req.timeout),
             **self._native_output(req),
+            **self._map_reasoning(req.reasoning),
         }
         kwargs.update(req.native)
         return kwargs
 
     def _map_response_format(self, output: OutputSpec) -> dict[str, Any]:
         return _map_text_format(output)
+
+    def _map_reasoning(self, plan: Plan | None) -> dict[str, Any]:
+        return _map_reasoning(plan)
 
     def _stream_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         return {**kwargs, "stream": True}  # usage always comes with response.completed
