@@ -72,8 +72,9 @@ class Traits:
     - ``tool_choice``: the tool_choice values it enforces (``name``: a named tool).
     - ``parallel_tool_calls``: ``parallel_tool_calls=False`` can be sent.
     - ``batch``: the batch API ``llm.batch`` maps (``openai``: files + /v1/batches, also
-      Groq's;
-      ``anthropic``: Message Batches); None: ``batch`` is refused before anything is sent.
+      Groq's; ``anthropic``: Message Batches; ``mistral``: a file + /v1/batch/jobs;
+      ``gemini``: batchGenerateContent with inline requests; ``bedrock``: a model
+      invocation job on S3); None: ``batch`` is refused before anything is sent.
     """
 
     tool_name: str = NAME_64
@@ -244,6 +245,8 @@ _MISTRAL = ProviderSpec(
         native_output_with_tools=".*",
         strict_output_models=".*",
         parallel_tool_calls=True,
+        # https://docs.mistral.ai/capabilities/batch: a JSONL file, then /v1/batch/jobs.
+        batch="mistral",
     ),
 )
 
@@ -393,6 +396,9 @@ _BEDROCK = ProviderSpec(
         cache_points=True,
         # Converse has no parallel_tool_calls switch: sending False would be ignored.
         parallel_tool_calls=False,
+        # https://docs.aws.amazon.com/bedrock/latest/userguide/batch-inference-data.html:
+        # a JSONL file in S3, a model invocation job of the Converse type.
+        batch="bedrock",
     ),
 )
 
@@ -449,6 +455,8 @@ _GEMINI = ProviderSpec(
         # function declarations, Gemini 3 combines them
         # (https://ai.google.dev/gemini-api/docs/structured-output).
         native_output_with_tools="gemini-3",
+        # https://ai.google.dev/gemini-api/docs/batch-mode: inline requests.
+        batch="gemini",
     ),
 )
 

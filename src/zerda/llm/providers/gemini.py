@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from zerda.llm._retry import retry_after_from_headers
 from zerda.llm.base import BaseLLMInterface, Request, signature_options
+from zerda.llm.batch import BatchStatus, ItemOutcome
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
@@ -44,6 +45,7 @@ from zerda.llm.errors import (
     malformed_response,
 )
 from zerda.llm.parts import b64decode, is_parts, text_of
+from zerda.llm.providers import _batch_gemini
 from zerda.llm.registry import Media
 from zerda.llm.tools import parse_gemini_tool_calls, to_gemini_tools
 
@@ -192,6 +194,45 @@ class GeminiInterface(BaseLLMInterface):
         return await self._retrying_async(
             lambda: self.async_client.models.generate_content(**kwargs)
         )
+
+    # --- batch (Batch Mode with inline requests; see _batch_gemini) ------------------------
+
+    def _batch_submit(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        src = _batch_gemini.map_batch_requests(items)
+        config = _batch_gemini.map_batch_job(items, options)
+        return str(self.client.batches.create(model=self.model, src=src, config=config).name)
+
+    async def _batch_submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        src = _batch_gemini.map_batch_requests(items)
+        config = _batch_gemini.map_batch_job(items, options)
+        job = await self.async_client.batches.create(model=self.model, src=src, config=config)
+        return str(job.name)
+
+    def _batch_poll(self, batch_id: str) -> BatchStatus:
+        return _batch_gemini.map_batch_status(self.client.batches.get(name=batch_id))
+
+    async def _batch_poll_async(self, batch_id: str) -> BatchStatus:
+        return _batch_gemini.map_batch_status(await self.async_client.batches.get(name=batch_id))
+
+    def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        job = self.client.batches.get(name=batch_id)
+        return _batch_gemini.map_batch_output(job, self.provider)
+
+    async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        job = await self.async_client.batches.get(name=batch_id)
+        return _batch_gemini.map_batch_output(job, self.provider)
+
+    def _batch_cancel(self, batch_id: str) -> BatchStatus:
+        self.client.batches.cancel(name=batch_id)  # answers nothing: the job says where it is
+        return self._batch_poll(batch_id)
+
+    async def _batch_cancel_async(self, batch_id: str) -> BatchStatus:
+        await self.async_client.batches.cancel(name=batch_id)
+        return await self._batch_poll_async(batch_id)
 
     # --- retries (Zerda's: base.py runs the loop and decides) -----------------------------
 

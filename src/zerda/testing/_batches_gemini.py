@@ -1,0 +1,189 @@
+"""Gemini Batch Mode on MockLLMServer (https://ai.google.dev/api/batch-api), close enough for
+google-genai's ``client.batches``.
+
+``POST /v1beta/models/{model}:batchGenerateContent`` creates a job from inline requests
+(``batch.inputConfig.requests.requests``, each ``{"request", "metadata"}``) and answers a
+long-running Operation (``{"name": "batches/...", "metadata": GenerateContentBatch}``);
+``GET /v1beta/batches/{id}`` moves it one step (``BATCH_STATE_PENDING`` ->
+``BATCH_STATE_RUNNING`` -> ``BATCH_STATE_SUCCEEDED``, the items answered at the last one, in
+``metadata.output.inlinedResponses.inlinedResponses``: per request its response or its
+``error`` as a google.rpc.Status, with the request's metadata);
+``POST /v1beta/batches/{id}:cancel`` cancels it.
+
+Checked as the API does: the API key header, a ``displayName``, and an input config with
+requests (a ``fileName`` input is refused: the mock holds no Files API); each item is
+answered as a ``generateContent`` request to the job's model would be, validated like one.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from zerda.testing import _batches, _validate
+from zerda.testing._script import ErrorReply, RecordedRequest, Reply
+
+if TYPE_CHECKING:
+    from zerda.testing._server import MockLLMServer
+
+PATHS = re.compile(
+    r"/v1(beta|alpha)?/(models/[^/:]+:batchGenerateContent|batches(/[^/:]+(:cancel)?)?)"
+)
+_TYPE = "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch"
+_OUTPUT_TYPE = f"{_TYPE}Output"
+# google.rpc.Code by name (https://github.com/googleapis/googleapis/blob/master/google/rpc/code.proto).
+_GRPC_CODES = {
+    "CANCELLED": 1,
+    "UNKNOWN": 2,
+    "INVALID_ARGUMENT": 3,
+    "DEADLINE_EXCEEDED": 4,
+    "NOT_FOUND": 5,
+    "ALREADY_EXISTS": 6,
+    "PERMISSION_DENIED": 7,
+    "RESOURCE_EXHAUSTED": 8,
+    "FAILED_PRECONDITION": 9,
+    "ABORTED": 10,
+    "OUT_OF_RANGE": 11,
+    "UNIMPLEMENTED": 12,
+    "INTERNAL": 13,
+    "UNAVAILABLE": 14,
+    "DATA_LOSS": 15,
+    "UNAUTHENTICATED": 16,
+}
+
+
+def handle(mock: MockLLMServer, req: RecordedRequest, renderer: Any) -> Reply:
+    if not _validate.has_header(req, "x-goog-api-key", "authorization"):
+        message = (
+            "Method doesn't allow unregistered callers (callers without established identity)."
+        )
+        return renderer.render_error(ErrorReply(403, message))
+    store: _batches.BatchStore = mock._batches
+    version, _, rest = req.path.strip("/").partition("/")
+    if rest.startswith("models/"):
+        return _create(store, req, renderer, version, rest[len("models/") :].split(":")[0])
+    name, _, verb = rest.partition(":")
+    if name == "batches":
+        with store.lock:
+            data = [_operation(j) for j in store.jobs.values() if j.wire == "gemini"]
+        return _batches._json(200, {"operations": data})
+    with store.lock:
+        job = store.jobs.get(name)
+    if job is None or job.wire != "gemini":
+        return renderer.render_error(ErrorReply(404, f"Batch {name} not found."))
+    if verb == "cancel":
+        if job.results is None:
+            _set(job, "BATCH_STATE_CANCELLED")
+        return _batches._json(200, {})
+    _step(mock, job, renderer, version)
+    return _batches._json(200, _operation(job))
+
+
+def _create(
+    store: _batches.BatchStore, req: RecordedRequest, renderer: Any, version: str, model: str
+) -> Reply:
+    batch = _validate.body_of(req).get("batch")
+    batch = batch if isinstance(batch, dict) else {}
+    if not batch.get("displayName"):
+        return renderer.render_error(
+            ErrorReply(400, "* GenerateContentBatch.display_name: required")
+        )
+    config = batch.get("inputConfig") if isinstance(batch.get("inputConfig"), dict) else {}
+    if "fileName" in config:
+        return renderer.render_error(
+            ErrorReply(400, "MockLLMServer: file input is not emulated; send inline requests")
+        )
+    requests = _validate.list_of((config.get("requests") or {}).get("requests"))
+    if not requests:
+        return renderer.render_error(
+            ErrorReply(
+                400, "* GenerateContentBatch.input_config: requests or file_name is required"
+            )
+        )
+    for index, entry in enumerate(requests):
+        if not isinstance(entry, dict) or not isinstance(entry.get("request"), dict):
+            message = (
+                f"* GenerateContentBatch.input_config.requests.requests[{index}].request: required"
+            )
+            return renderer.render_error(ErrorReply(400, message))
+    now = int(time.time())
+    job_id = f"batches/{uuid.uuid4().hex[:20]}"
+    items = [(str(i), entry) for i, entry in enumerate(requests)]
+    job = _batches._Job(
+        job_id, "gemini", req.provider, items, dict(req.headers), now, "BATCH_STATE_PENDING"
+    )
+    job.native = {
+        "@type": _TYPE,
+        "model": f"models/{model}",
+        "displayName": batch["displayName"],
+        "createTime": _batches._iso(now),
+        "updateTime": _batches._iso(now),
+        "batchStats": {"requestCount": str(len(items)), "pendingRequestCount": str(len(items))},
+        "state": "BATCH_STATE_PENDING",
+        "name": job_id,
+    }
+    with store.lock:
+        store.jobs[job_id] = job
+    return _batches._json(200, _operation(job))
+
+
+def _operation(job: _batches._Job) -> dict[str, Any]:
+    """The job as the long-running Operation the API answers with."""
+    operation: dict[str, Any] = {"name": job.id, "metadata": job.native}
+    if job.status in ("BATCH_STATE_SUCCEEDED", "BATCH_STATE_CANCELLED"):
+        operation["done"] = True
+        output = job.native.get("output")
+        if output is not None:
+            operation["response"] = {"@type": _OUTPUT_TYPE, **output}
+    return operation
+
+
+def _set(job: _batches._Job, state: str) -> None:
+    job.status = state
+    job.native["state"] = state
+    job.native["updateTime"] = _batches._iso(time.time())
+    if state in ("BATCH_STATE_SUCCEEDED", "BATCH_STATE_CANCELLED"):
+        job.native["endTime"] = job.native["updateTime"]
+
+
+def _step(mock: MockLLMServer, job: _batches._Job, renderer: Any, version: str) -> None:
+    """One status request: PENDING -> RUNNING -> SUCCEEDED (the items answered)."""
+    if job.status == "BATCH_STATE_PENDING":
+        _set(job, "BATCH_STATE_RUNNING")
+    elif job.status == "BATCH_STATE_RUNNING":
+        _finish(mock, job, renderer, version)
+        _set(job, "BATCH_STATE_SUCCEEDED")
+
+
+def _finish(mock: MockLLMServer, job: _batches._Job, renderer: Any, version: str) -> None:
+    path = f"/{version}/{job.native['model']}:generateContent"
+    responses: list[dict[str, Any]] = []
+    for _, entry in job.items:
+        status, answer = _batches._answer_item(mock, job, path, entry["request"], renderer)
+        response: dict[str, Any] = (
+            {"response": answer} if status == 200 else {"error": _status(answer)}
+        )
+        if entry.get("metadata") is not None:
+            response["metadata"] = entry["metadata"]
+        responses.append(response)
+    failed = sum(1 for r in responses if "error" in r)
+    job.results = responses
+    job.native["output"] = {"inlinedResponses": {"inlinedResponses": responses}}
+    job.native["batchStats"] = {
+        "requestCount": str(len(responses)),
+        "successfulRequestCount": str(len(responses) - failed),
+        "failedRequestCount": str(failed),
+    }
+
+
+def _status(body: Any) -> dict[str, Any]:
+    """An HTTP error body ``{"error": {"code", "message", "status"}}`` as the google.rpc.Status
+    a batch item carries: its ``code`` is the gRPC code of ``status``."""
+    error = body.get("error") if isinstance(body, dict) else None
+    error = error if isinstance(error, dict) else {}
+    return {
+        "code": _GRPC_CODES.get(str(error.get("status")), 2),
+        "message": str(error.get("message") or "unknown error"),
+    }
