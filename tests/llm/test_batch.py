@@ -22,6 +22,14 @@ CHAT = re.compile(
     r"(/openai)?/v1/chat/completions|/v1/messages|/v1(beta)?/models/[^/:]+:generateContent"
     r"|/model/[^/]+/converse"
 )
+# Bedrock batch inference reads from and writes to S3 (MockLLMServer emulates both).
+OPTIONS: dict[str, dict[str, Any]] = {
+    "bedrock": {
+        "role_arn": "arn:aws:iam::123456789012:role/batch",
+        "input_s3_uri": "s3://zerda-in/batches/",
+        "output_s3_uri": "s3://zerda-out/results/",
+    }
+}
 REQUESTS = [
     {"id": f"q-{i}", "messages": [{"role": "user", "content": f"question {i}"}], "max_tokens": 50}
     for i in range(100)
@@ -80,7 +88,7 @@ def test_a_batch_of_100_round_trips_matched_to_caller_ids(
     reference = expected_result(llm, 0)
     server.reset()
     server.respond_with(echo)
-    job = llm.batch(REQUESTS)
+    job = llm.batch(REQUESTS, **OPTIONS.get(provider, {}))
     seen: list[BatchStatus] = []
     results = job.wait(poll_interval=0, on_progress=seen.append)
     assert list(results) == [r["id"] for r in REQUESTS]
@@ -113,7 +121,7 @@ def test_batch_async_round_trips(server: MockLLMServer, provider: str) -> None:
     llm = make(server, provider)
 
     async def main() -> dict[str, dict[str, Any]]:
-        job = await llm.batch_async(REQUESTS[:10])
+        job = await llm.batch_async(REQUESTS[:10], **OPTIONS.get(provider, {}))
         assert (await job.status()).state == "in_progress"
         return await job.wait(poll_interval=0)
 
@@ -131,7 +139,7 @@ def test_an_item_the_provider_refuses_is_that_items_error(
     server.enqueue_error(429, provider, message="slow down")  # answers the first item
     server.respond_with(echo)
     llm = make(server, provider)
-    results = llm.batch(REQUESTS[:3]).wait(poll_interval=0)
+    results = llm.batch(REQUESTS[:3], **OPTIONS.get(provider, {})).wait(poll_interval=0)
     assert results["q-0"]["error"]["type"] == "rate_limit"
     assert results["q-0"]["error"]["message"] == "slow down"
     assert results["q-0"]["content"] is None
@@ -143,7 +151,7 @@ def test_an_item_the_provider_refuses_is_that_items_error(
 
 @pytest.mark.parametrize("provider", BATCH_ROWS)
 def test_results_before_the_job_ended_are_refused(server: MockLLMServer, provider: str) -> None:
-    job = make(server, provider).batch(REQUESTS[:2])
+    job = make(server, provider).batch(REQUESTS[:2], **OPTIONS.get(provider, {}))
     with pytest.raises(InvalidRequestError, match=r"results exist once it has ended"):
         job.results()  # its status request moves the job on, but not to its end
     assert job.wait(poll_interval=0)["q-1"]["content"] == "answer to question 1"

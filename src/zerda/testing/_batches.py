@@ -72,11 +72,13 @@ class BatchStore:
         self.lock = threading.Lock()
         self.files: dict[str, tuple[dict[str, Any], bytes]] = {}
         self.jobs: dict[str, _Job] = {}
+        self.objects: dict[tuple[str, str], bytes] = {}  # S3, for Bedrock: (bucket, key)
 
     def clear(self) -> None:
         with self.lock:
             self.files.clear()
             self.jobs.clear()
+            self.objects.clear()
 
 
 def _wire_module(wire: str) -> Any:
@@ -119,6 +121,10 @@ def handle(mock: MockLLMServer, wire: str, req: RecordedRequest, renderer: Any, 
 
 def _json(status: int, body: Any, headers: dict[str, str] | None = None) -> Reply:
     return Reply(status, {**JSON, **(headers or {})}, body=json.dumps(body).encode())
+
+
+def jsonl_bytes(lines: list[dict[str, Any]]) -> bytes:
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
 
 
 def _new_id(prefix: str) -> str:
