@@ -599,9 +599,35 @@ def media_types_table() -> str:
     return "\n".join(lines)
 
 
+# What each ``traits.batch`` value maps (docs/scale.md, "Batch APIs").
+BATCH_DOCS = {
+    "openai": 'a JSONL file uploaded with `purpose="batch"`, then a `/v1/batches` job on '
+    "`/v1/chat/completions` (24 h window); results from its output and error files",
+    "anthropic": "one Message Batches request (`/v1/messages/batches`); results from the "
+    "SDK's `batches.results`",
+    "mistral": 'a JSONL file uploaded with `purpose="batch"`, then a `/v1/batch/jobs` job '
+    "on `/v1/chat/completions`; results from its `output_file` and `error_file`",
+    "gemini": "one `batchGenerateContent` job of inline requests (Batch Mode, up to 20 MB); "
+    "results inline in the job",
+    "bedrock": "a JSONL file written to S3, then a model invocation job of the Converse type; "
+    "results from the `.jsonl.out` files in the output S3 location",
+}
+
+
+def batch_table() -> str:
+    """The Markdown table of the batch API each row maps (or its refusal)."""
+    lines = ["| provider | `llm.batch` sends |", "|---|---|"]
+    for spec in REGISTRY.values():
+        how = spec.traits.batch
+        cell = BATCH_DOCS[how] if how else "no batch API mapped: refused before anything is sent"
+        lines.append(f"| `{spec.name}` | {cell} |")
+    return "\n".join(lines)
+
+
 DOCS_TABLES = {
     "providers": providers_table,
     "rules": traits_table,
     "media": media_table,
     "media_types": media_types_table,
+    "batch": batch_table,
 }

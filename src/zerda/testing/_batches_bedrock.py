@@ -243,11 +243,11 @@ def _s3(store: _batches.BatchStore, req: RecordedRequest) -> Reply:
         return Reply(200, {"etag": _etag(content), "content-length": "0"}, body=b"")
     if req.method == "GET" and key:
         with store.lock:
-            content = store.objects.get((bucket, key))
-        if content is None:
+            found = store.objects.get((bucket, key))
+        if found is None:
             return _s3_error(404, "NoSuchKey", "The specified key does not exist.", key)
-        headers = {"content-type": "application/octet-stream", "etag": _etag(content)}
-        return Reply(200, {**headers, "last-modified": _http_date()}, body=content)
+        headers = {"content-type": "application/octet-stream", "etag": _etag(found)}
+        return Reply(200, {**headers, "last-modified": _http_date()}, body=found)
     if req.method == "GET" and req.query.get("list-type") == "2":
         return _list(store, bucket, req.query)
     return _s3_error(405, "MethodNotAllowed", "The specified method is not allowed.", key)

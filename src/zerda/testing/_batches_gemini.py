@@ -90,7 +90,8 @@ def _create(
         return renderer.render_error(
             ErrorReply(400, "* GenerateContentBatch.display_name: required")
         )
-    config = batch.get("inputConfig") if isinstance(batch.get("inputConfig"), dict) else {}
+    raw = batch.get("inputConfig")
+    config: dict[str, Any] = raw if isinstance(raw, dict) else {}
     if "fileName" in config:
         return renderer.render_error(
             ErrorReply(400, "MockLLMServer: file input is not emulated; send inline requests")

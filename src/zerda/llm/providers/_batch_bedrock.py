@@ -106,7 +106,7 @@ def input_key(prefix: str, job_name: str) -> str:
 
 
 def map_batch_job(
-    model: str, own: dict[str, Any], input_uri: str, rest: dict[str, Any]
+    model: str | None, own: dict[str, Any], input_uri: str, rest: dict[str, Any]
 ) -> dict[str, Any]:
     """``create_model_invocation_job``'s arguments (``rest``: ``timeoutDurationInHours``,
     ``tags``, ``vpcConfig``...)."""

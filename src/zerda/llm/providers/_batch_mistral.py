@@ -45,7 +45,7 @@ def _map_body(native: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in native.items() if k != "model" and k not in _CALL_OPTIONS}
 
 
-def map_batch_job(file_id: str, model: str, options: dict[str, Any]) -> dict[str, Any]:
+def map_batch_job(file_id: str, model: str | None, options: dict[str, Any]) -> dict[str, Any]:
     """``batch.jobs.create``'s arguments (``options``: ``metadata``, ``timeout_hours``...)."""
     return {"input_files": [file_id], "endpoint": ENDPOINT, "model": model, **options}
 
