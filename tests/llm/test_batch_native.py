@@ -6,6 +6,7 @@ anything is sent, and the mock checking what the real APIs check."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import pickle
 import re
@@ -315,6 +316,47 @@ def test_bedrock_media_bytes_travel_as_base64(server: MockLLMServer) -> None:
     [line] = lines_of(put.raw_body)
     blocks = line["modelInput"]["messages"][0]["content"]
     assert blocks[1] == {"image": {"format": "png", "source": {"bytes": "iVBORw0KGgo="}}}
+
+
+def test_bedrock_output_blobs_map_as_a_converse_response_does(server: MockLLMServer) -> None:
+    from zerda.llm.providers import _batch_bedrock
+
+    llm = make(server, "bedrock")
+    response = {
+        "output": {
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"reasoningContent": {"redactedContent": b"\x00secret"}},
+                    {"text": "ok"},
+                ],
+            }
+        },
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3},
+    }
+    as_json = json.loads(json.dumps(response, default=lambda b: base64.b64encode(b).decode()))
+    line = json.dumps({"recordId": "r", "modelInput": {}, "modelOutput": as_json})
+    [(kind, output)] = _batch_bedrock.map_batch_output(line, "bedrock").values()
+    assert kind == "ok"
+    assert llm._map_response(output) == llm._map_response(response)
+
+
+@pytest.mark.parametrize(
+    ("provider", "path", "field"),
+    [
+        ("mistral", "/v1/files", "timeout_ms"),
+        ("gemini", r"/v1(beta)?/models/m:batchGenerateContent", "httpOptions"),
+        ("bedrock", "/s3/zerda-in/batches/nightly-7.jsonl", "timeout"),
+    ],
+)
+def test_a_timeout_is_the_calls_not_an_items(
+    server: MockLLMServer, provider: str, path: str, field: str
+) -> None:
+    make(server, provider).batch([{**TWO[1], "timeout": 5}], **OPTIONS.get(provider, {}))
+    [sent] = posts(server, path)
+    assert field.encode() not in sent.raw_body
+    assert b"yo" in sent.raw_body
 
 
 # --- 100 requests, sync and async --------------------------------------------------------------

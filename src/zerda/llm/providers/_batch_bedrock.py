@@ -36,6 +36,9 @@ _S3_URI = re.compile(r"s3://([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(/.*)?")
 # https://docs.aws.amazon.com/bedrock/latest/APIReference/API_CreateModelInvocationJob.html
 _JOB_NAME = re.compile(r"[a-zA-Z0-9]{1,63}(-*[a-zA-Z0-9\+\-\.]){0,63}")
 
+# The blob members of a Converse response (API_runtime_ContentBlock, ReasoningContentBlock).
+_BLOBS = frozenset({"redactedContent", "bytes"})
+
 _STATES: dict[str, State] = {
     "Completed": "ended",
     "PartiallyCompleted": "ended",
@@ -167,12 +170,25 @@ def _map_entry(entry: dict[str, Any], provider: str) -> ItemOutcome:
     output = entry.get("modelOutput")
     error = entry.get("error")
     if isinstance(output, dict) and not error:
-        return ("ok", output)
+        return ("ok", _blobs_as_bytes(output))
     error = error if isinstance(error, dict) else {}
     code = error.get("errorCode")
     status = code if isinstance(code, int) else None
     message = str(error.get("errorMessage") or "the batch returned no output for this record")
     return ("error", error_from_status(status, message, provider))
+
+
+def _blobs_as_bytes(value: Any) -> Any:
+    """A Converse response from JSON in the shape boto3 gives (and ``_map_response`` reads):
+    its blobs (``redactedContent``, a content block's ``bytes``) as bytes, not base64 text."""
+    if isinstance(value, list):
+        return [_blobs_as_bytes(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    return {
+        k: base64.b64decode(v) if k in _BLOBS and isinstance(v, str) else _blobs_as_bytes(v)
+        for k, v in value.items()
+    }
 
 
 def not_done(job: dict[str, Any]) -> InvalidRequestError:
