@@ -531,3 +531,37 @@ def test_mock_s3_answers_a_missing_key_as_s3_does(server: MockLLMServer) -> None
     assert [o["Key"] for o in listed["Contents"]] == ["a/b c.txt"]
     with pytest.raises(s3.exceptions.NoSuchKey):
         s3.get_object(Bucket="zerda-in", Key="missing")
+
+
+def test_mock_answers_an_invalid_gemini_item_with_the_apis_error(server: MockLLMServer) -> None:
+    from google import genai
+
+    client = genai.Client(**server.sdk_client_kwargs("gemini"))
+    src = [{"contents": [{"role": "robot", "parts": [{"text": "hi"}]}], "metadata": {"key": "x"}}]
+    job = client.batches.create(model="m", src=src, config={"display_name": "bad"})
+    while not client.batches.get(name=job.name).done:
+        pass
+    [entry] = client.batches.get(name=job.name).dest.inlined_responses
+    assert entry.response is None and entry.metadata == {"key": "x"}
+    assert (entry.error.code, entry.error.message) == (3, "Please use a valid role: user, model.")
+    assert server.requests[-2].rejected_by is not None  # the item, refused by the validator
+
+
+def test_mock_answers_an_invalid_bedrock_record_with_the_apis_error(server: MockLLMServer) -> None:
+    llm = make(server, "bedrock")
+    bad = {"messages": [{"role": "assistant", "content": [{"text": "first"}]}]}
+    body = json.dumps({"recordId": "r1", "modelInput": bad}).encode() + b"\n"
+    llm._service_client("s3").put_object(Bucket="zerda-in", Key="raw/in.jsonl", Body=body)
+    job = llm._service_client("bedrock").create_model_invocation_job(
+        jobName="raw",
+        roleArn=ROLE,
+        modelId="m",
+        modelInvocationType="Converse",
+        inputDataConfig={"s3InputDataConfig": {"s3Uri": "s3://zerda-in/raw/in.jsonl"}},
+        outputDataConfig={"s3OutputDataConfig": {"s3Uri": "s3://zerda-out/raw/"}},
+    )
+    from zerda.llm.batch import BatchJob
+
+    results = BatchJob(llm, job["jobArn"], ["r1"]).wait(poll_interval=0)
+    assert results["r1"]["error"]["type"] == "invalid_request"
+    assert results["r1"]["error"]["status_code"] == 400
