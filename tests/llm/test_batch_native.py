@@ -215,6 +215,79 @@ def test_gemini_creates_one_job_of_inline_requests(server: MockLLMServer) -> Non
     assert [i.body for i in items] == [generated_body(server, llm, r) for r in TWO]
 
 
+def test_gemini_file_input_uploads_the_jsonl_and_names_it(server: MockLLMServer) -> None:
+    llm = make(server, "gemini")
+    job = llm.batch(TWO, input="file")
+    start, upload = posts(server, r"/upload/v1(beta)?/files")
+    size = len(upload.raw_body)
+    display = "zerda batch of 2 requests"
+    assert start.body == {
+        "file": {"display_name": display, "mime_type": "jsonl", "size_bytes": size}
+    }
+    [create] = posts(server, r"/v1(beta)?/models/m:batchGenerateContent")
+    assert create.body == {
+        "batch": {
+            "displayName": display,
+            "inputConfig": {"fileName": f"files/{upload.query['upload_id']}"},
+        }
+    }
+    results = job.wait(poll_interval=0)
+    assert results == {"a": result("x"), "b": result("x")}
+    # https://ai.google.dev/gemini-api/docs/batch-mode#input-file: {"key", "request"} lines,
+    # each request what the inline path sends.
+    inline = _inline_requests(server, llm)
+    assert lines_of(upload.raw_body) == [
+        {"key": "a", "request": inline[0]["request"]},
+        {"key": "b", "request": inline[1]["request"]},
+    ]
+
+
+def _inline_requests(server: MockLLMServer, llm: Any) -> list[dict[str, Any]]:
+    """The inline requests google-genai sends for TWO (the reference for the file lines)."""
+    llm.batch(TWO)
+    return server.last_request().body["batch"]["inputConfig"]["requests"]["requests"]
+
+
+def test_canary_google_genai_converts_file_lines_as_inline_requests(
+    server: MockLLMServer,
+) -> None:
+    # _batch_gemini._rest_request relies on google-genai's private
+    # batches._InlinedRequest_to_mldev and _common helpers: each file line's request must be
+    # what the public inline path sends.
+    from zerda.llm.providers import _batch_gemini
+
+    llm = make(server, "gemini")
+    items = [
+        (
+            r["id"],
+            llm._native_request(
+                r["messages"], {k: v for k, v in r.items() if k not in ("id", "messages")}
+            ),
+        )
+        for r in TWO
+    ]
+    lines = lines_of(_batch_gemini.map_batch_file(items, llm.client._api_client))
+    inline = _inline_requests(server, llm)
+    assert [line["request"] for line in lines] == [r["request"] for r in inline]
+
+
+def test_gemini_goes_to_a_file_past_the_inline_limit(
+    server: MockLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from zerda.llm.providers import _batch_gemini
+
+    monkeypatch.setattr(_batch_gemini, "INLINE_LIMIT", 100)  # bytes; the API's is 20 MB
+    results = make(server, "gemini").batch(TWO).wait(poll_interval=0)
+    assert len(posts(server, r"/upload/v1(beta)?/files")) == 2  # start, then the bytes
+    assert results["b"] == result("x")
+
+
+def test_gemini_input_must_be_inline_or_file(server: MockLLMServer) -> None:
+    with pytest.raises(InvalidRequestError, match=r"input= is 'inline' or 'file', not 'gcs'"):
+        make(server, "gemini").batch(TWO, input="gcs")
+    assert server.requests == []
+
+
 def test_gemini_options_go_to_the_job_config(server: MockLLMServer) -> None:
     make(server, "gemini").batch(TWO[:1], display_name="nightly")
     [create] = posts(server, r"/v1(beta)?/models/m:batchGenerateContent")
@@ -370,13 +443,17 @@ def _expected(provider: str, i: int) -> dict[str, Any]:
     return result(f"answer to question {i}", usage=usage(4, 3))
 
 
-@pytest.mark.parametrize("provider", BATCH_ROWS)
+SYNC_ASYNC = [(p, OPTIONS.get(p, {})) for p in BATCH_ROWS] + [("gemini", {"input": "file"})]
+
+
+@pytest.mark.parametrize(
+    ("provider", "options"), SYNC_ASYNC, ids=[f"{p}-{o.get('input', '')}" for p, o in SYNC_ASYNC]
+)
 def test_sync_and_async_batches_give_identical_results(
-    server: MockLLMServer, provider: str
+    server: MockLLMServer, provider: str, options: dict[str, Any]
 ) -> None:
     server.respond_with(echo_or_refuse)
     llm = make(server, provider)
-    options = OPTIONS.get(provider, {})
     synced = llm.batch(HUNDRED, **options).wait(poll_interval=0)
 
     async def main() -> dict[str, dict[str, Any]]:

@@ -73,7 +73,7 @@ class Traits:
     - ``parallel_tool_calls``: ``parallel_tool_calls=False`` can be sent.
     - ``batch``: the batch API ``llm.batch`` maps (``openai``: files + /v1/batches, also
       Groq's; ``anthropic``: Message Batches; ``mistral``: a file + /v1/batch/jobs;
-      ``gemini``: batchGenerateContent with inline requests; ``bedrock``: a model
+      ``gemini``: batchGenerateContent, inline or from a file; ``bedrock``: a model
       invocation job on S3); None: ``batch`` is refused before anything is sent.
     """
 
@@ -455,7 +455,7 @@ _GEMINI = ProviderSpec(
         # function declarations, Gemini 3 combines them
         # (https://ai.google.dev/gemini-api/docs/structured-output).
         native_output_with_tools="gemini-3",
-        # https://ai.google.dev/gemini-api/docs/batch-mode: inline requests.
+        # https://ai.google.dev/gemini-api/docs/batch-mode: inline requests, or a JSONL file.
         batch="gemini",
     ),
 )
@@ -607,8 +607,8 @@ BATCH_DOCS = {
     "SDK's `batches.results`",
     "mistral": 'a JSONL file uploaded with `purpose="batch"`, then a `/v1/batch/jobs` job '
     "on `/v1/chat/completions`; results from its `output_file` and `error_file`",
-    "gemini": "one `batchGenerateContent` job of inline requests (Batch Mode, up to 20 MB); "
-    "results inline in the job",
+    "gemini": "one `batchGenerateContent` job (Batch Mode) of inline requests up to 20 MB, "
+    "else of a JSONL file uploaded with `files.upload`; results inline or from its results file",
     "bedrock": "a JSONL file written to S3, then a model invocation job of the Converse type; "
     "results from the `.jsonl.out` files in the output S3 location",
 }

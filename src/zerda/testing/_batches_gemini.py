@@ -17,6 +17,7 @@ answered as a ``generateContent`` request to the job's model would be, validated
 
 from __future__ import annotations
 
+import json
 import re
 import time
 import uuid
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
     from zerda.testing._server import MockLLMServer
 
 PATHS = re.compile(
-    r"/v1(beta|alpha)?/(models/[^/:]+:batchGenerateContent|batches(/[^/:]+(:cancel)?)?)"
+    r"/v1(beta|alpha)?/(models/[^/:]+:batchGenerateContent|batches(/[^/:]+(:cancel)?)?"
+    r"|files/[^/:]+(:download)?)|/(upload|download)/v1(beta|alpha)?/files(/[^/:]+:download)?"
 )
 _TYPE = "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch"
 _OUTPUT_TYPE = f"{_TYPE}Output"
@@ -55,13 +57,19 @@ _GRPC_CODES = {
 
 
 def handle(mock: MockLLMServer, req: RecordedRequest, renderer: Any) -> Reply:
-    if not _validate.has_header(req, "x-goog-api-key", "authorization"):
+    # An upload's bytes go to the upload URL, which is their credential (no key header).
+    uploading = req.path.startswith("/upload/") and "upload_id" in req.query
+    if not uploading and not _validate.has_header(req, "x-goog-api-key", "authorization"):
         message = (
             "Method doesn't allow unregistered callers (callers without established identity)."
         )
         return renderer.render_error(ErrorReply(403, message))
     store: _batches.BatchStore = mock._batches
-    version, _, rest = req.path.strip("/").partition("/")
+    if req.path.startswith("/upload/"):
+        return _upload(store, req, renderer)
+    version, _, rest = req.path.removeprefix("/download").strip("/").partition("/")
+    if rest.startswith("files/"):
+        return _file(store, rest, renderer)
     if rest.startswith("models/"):
         return _create(store, req, renderer, version, rest[len("models/") :].split(":")[0])
     name, _, verb = rest.partition(":")
@@ -81,6 +89,74 @@ def handle(mock: MockLLMServer, req: RecordedRequest, renderer: Any) -> Reply:
     return _batches._json(200, _operation(job))
 
 
+# --- the Files API (resumable uploads, https://ai.google.dev/api/files) --------------------
+
+
+def _upload(store: _batches.BatchStore, req: RecordedRequest, renderer: Any) -> Reply:
+    """``start`` (the file's metadata) answers the upload URL; ``upload[, finalize]`` (the
+    bytes, at ``X-Goog-Upload-Offset``) appends, and the last one answers the File."""
+    command = req.headers.get("x-goog-upload-command", "")
+    upload_id = req.query.get("upload_id")
+    if command == "start":
+        meta = _validate.body_of(req).get("file") or {}
+        file_id = uuid.uuid4().hex[:12]
+        with store.lock:
+            store.files[f"upload:{file_id}"] = (dict(meta), b"")
+        url = f"http://{req.headers.get('host', '')}/{req.provider}{req.path}?upload_id={file_id}"
+        headers = {"x-goog-upload-url": url, "x-goog-upload-status": "active"}
+        return Reply(200, {**_batches.JSON, **headers}, body=b"{}")
+    with store.lock:
+        found = store.files.pop(f"upload:{upload_id}", None)
+    if found is None or "upload" not in command:
+        return renderer.render_error(ErrorReply(400, f"Unknown upload: {upload_id}"))
+    meta, content = found
+    content += req.raw_body
+    if "finalize" not in command:
+        with store.lock:
+            store.files[f"upload:{upload_id}"] = (meta, content)
+        return Reply(200, {**_batches.JSON, "x-goog-upload-status": "active"}, body=b"{}")
+    file = _store_file(store, f"files/{upload_id}", content, meta, source="UPLOADED")
+    body = json.dumps({"file": file}).encode()
+    return Reply(200, {**_batches.JSON, "x-goog-upload-status": "final"}, body=body)
+
+
+def _store_file(
+    store: _batches.BatchStore, name: str, content: bytes, meta: dict[str, Any], source: str
+) -> dict[str, Any]:
+    now = _batches._iso(time.time())
+    file = {
+        "name": name,
+        # google-genai's start request spells them in snake_case.
+        "displayName": meta.get("displayName") or meta.get("display_name") or name,
+        "mimeType": meta.get("mimeType") or meta.get("mime_type") or "application/jsonl",
+        "sizeBytes": str(len(content)),
+        "createTime": now,
+        "updateTime": now,
+        "uri": f"https://generativelanguage.googleapis.com/v1beta/{name}",
+        "state": "ACTIVE",
+        "source": source,
+    }
+    if source == "GENERATED":
+        file["downloadUri"] = f"{file['uri']}:download?alt=media"
+    with store.lock:
+        store.files[name] = (file, content)
+    return file
+
+
+def _file(store: _batches.BatchStore, rest: str, renderer: Any) -> Reply:
+    name, _, verb = rest.partition(":")
+    with store.lock:
+        found = store.files.get(name)
+    if found is None:
+        return renderer.render_error(ErrorReply(404, f"File {name} not found."))
+    if verb == "download":
+        return Reply(200, {"content-type": "application/octet-stream"}, body=found[1])
+    return _batches._json(200, found[0])
+
+
+# --- jobs ----------------------------------------------------------------------------------
+
+
 def _create(
     store: _batches.BatchStore, req: RecordedRequest, renderer: Any, version: str, model: str
 ) -> Reply:
@@ -92,17 +168,16 @@ def _create(
         )
     raw = batch.get("inputConfig")
     config: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    if "fileName" in config:
-        return renderer.render_error(
-            ErrorReply(400, "MockLLMServer: file input is not emulated; send inline requests")
-        )
     requests = _validate.list_of((config.get("requests") or {}).get("requests"))
+    if "fileName" in config:
+        with store.lock:
+            found = store.files.get(str(config["fileName"]))
+        if found is None:
+            return renderer.render_error(ErrorReply(404, f"File {config['fileName']} not found."))
+        requests = _file_requests(found[1])
     if not requests:
-        return renderer.render_error(
-            ErrorReply(
-                400, "* GenerateContentBatch.input_config: requests or file_name is required"
-            )
-        )
+        message = "* GenerateContentBatch.input_config: requests or file_name is required"
+        return renderer.render_error(ErrorReply(400, message))
     for index, entry in enumerate(requests):
         if not isinstance(entry, dict) or not isinstance(entry.get("request"), dict):
             message = (
@@ -117,6 +192,7 @@ def _create(
     )
     job.native = {
         "@type": _TYPE,
+        "inputConfig": config,
         "model": f"models/{model}",
         "displayName": batch["displayName"],
         "createTime": _batches._iso(now),
@@ -128,6 +204,19 @@ def _create(
     with store.lock:
         store.jobs[job_id] = job
     return _batches._json(200, _operation(job))
+
+
+def _file_requests(content: bytes) -> list[Any]:
+    """The lines of an input file (``{"key", "request"}``); one that is not JSON is kept as
+    ``None``, which the creation refuses like a request without ``request``."""
+    lines: list[Any] = []
+    for line in content.decode("utf-8", "replace").splitlines():
+        if line.strip():
+            try:
+                lines.append(json.loads(line))
+            except ValueError:
+                lines.append(None)
+    return lines
 
 
 def _operation(job: _batches._Job) -> dict[str, Any]:
@@ -166,12 +255,18 @@ def _finish(mock: MockLLMServer, job: _batches._Job, renderer: Any, version: str
         response: dict[str, Any] = (
             {"response": answer} if status == 200 else {"error": _status(answer)}
         )
-        if entry.get("metadata") is not None:
-            response["metadata"] = entry["metadata"]
+        for name in ("metadata", "key"):  # inline requests carry metadata, file lines a key
+            if entry.get(name) is not None:
+                response = {name: entry[name], **response}
         responses.append(response)
     failed = sum(1 for r in responses if "error" in r)
     job.results = responses
-    job.native["output"] = {"inlinedResponses": {"inlinedResponses": responses}}
+    if "fileName" in job.native["inputConfig"]:
+        name = f"files/batch-{job.id.split('/')[-1]}"
+        _store_file(mock._batches, name, _batches.jsonl_bytes(responses), {}, "GENERATED")
+        job.native["output"] = {"responsesFile": name}
+    else:
+        job.native["output"] = {"inlinedResponses": {"inlinedResponses": responses}}
     job.native["batchStats"] = {
         "requestCount": str(len(responses)),
         "successfulRequestCount": str(len(responses) - failed),

@@ -1,25 +1,37 @@
 """Gemini Batch Mode (https://ai.google.dev/gemini-api/docs/batch-mode), for ``llm.batch``.
 
-The requests travel inline: ``client.batches.create(model=..., src=[InlinedRequest...])``,
-each ``{"contents", "config", "metadata": {"key": caller id}}``; google-genai turns them into
-``POST /v1beta/models/{model}:batchGenerateContent`` with ``batch.inputConfig.requests``
-(https://ai.google.dev/api/batch-api#method:-models.batchgeneratecontent), converting each
-config as ``generate_content`` would (system instruction, tools and tool config move into
-the request). Inline requests suit batches up to 20 MB; the file input (a JSONL uploaded with
-the Files API) is not mapped.
+Up to 20 MB, the requests travel inline: ``client.batches.create(model=...,
+src=[InlinedRequest...])``, each ``{"contents", "config", "metadata": {"key": caller id}}``;
+google-genai turns them into ``POST /v1beta/models/{model}:batchGenerateContent`` with
+``batch.inputConfig.requests`` (https://ai.google.dev/api/batch-api#method:-models.batchgeneratecontent),
+converting each config as ``generate_content`` would (system instruction, tools and tool
+config move into the request). Past 20 MB ("If the total size of your requests exceeds 20MB,
+use a JSONL file", https://ai.google.dev/gemini-api/docs/batch-mode#input-file), or with
+``input="file"``, they go in a JSONL file uploaded with ``client.files.upload``, one line
+``{"key": caller id, "request": GenerateContentRequest}`` per request, and the job names it
+(``src="files/..."``); each request is converted by google-genai's own converter of inline
+requests (a private function: see ``_rest_request``).
 
 A job is ``JOB_STATE_PENDING`` / ``RUNNING`` until ``SUCCEEDED``, ``FAILED``, ``CANCELLED`` or
 ``EXPIRED`` (google-genai renames the API's ``BATCH_STATE_*``); a finished job holds its
-answers in ``dest.inlined_responses``: per request a ``GenerateContentResponse`` or an
-``error`` (a google.rpc.Status, whose ``code`` is a gRPC code), with the request's metadata.
+answers in ``dest.inlined_responses`` (inline input) or in the file ``dest.file_name`` (file
+input, read with ``client.files.download``, one line ``{"key", "response"}`` or ``{"key",
+"error"}`` per request): per request a ``GenerateContentResponse`` or an ``error`` (a
+google.rpc.Status, whose ``code`` is a gRPC code).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from zerda.llm.batch import BatchStatus, ItemOutcome, State, not_ended
 from zerda.llm.errors import InvalidRequestError, error_from_status
+from zerda.llm.providers._batch_openai import jsonl
+
+# https://ai.google.dev/gemini-api/docs/batch-mode: inline requests up to 20 MB in all.
+INLINE_LIMIT = 20_000_000
+INPUTS = ("inline", "file")
 
 # google-genai's JobState values (types.JobState).
 _STATES: dict[str, State] = {
@@ -63,6 +75,47 @@ def map_batch_requests(items: list[tuple[str, dict[str, Any]]]) -> list[dict[str
     ]
 
 
+def uses_file(items: list[tuple[str, dict[str, Any]]], choice: Any) -> bool:
+    """Whether the requests go in a JSONL file: as ``input=`` asks, else when inline they
+    would pass the 20 MB the API takes inline."""
+    if choice is not None and choice not in INPUTS:
+        raise InvalidRequestError(
+            f"batch: gemini's input= is 'inline' or 'file', not {choice!r}; nothing was sent"
+        )
+    if choice is not None:
+        return bool(choice == "file")
+    return _inline_size(items) > INLINE_LIMIT
+
+
+def _inline_size(items: list[tuple[str, dict[str, Any]]]) -> int:
+    """About the bytes of the inline requests (their JSON: contents and config)."""
+    return sum(
+        len(json.dumps(native["contents"], default=str))
+        + len(native["config"].model_dump_json(exclude_none=True))
+        for _, native in items
+    )
+
+
+def map_batch_file(items: list[tuple[str, dict[str, Any]]], api_client: Any) -> bytes:
+    """The JSONL input file: ``{"key", "request"}`` per request."""
+    return jsonl(
+        {"key": cid, "request": _rest_request(api_client, native)} for cid, native in items
+    )
+
+
+def _rest_request(api_client: Any, native: dict[str, Any]) -> dict[str, Any]:
+    """The GenerateContentRequest JSON of one request, converted as google-genai converts an
+    inline request (``batches._InlinedRequest_to_mldev``, then the JSON encoding its
+    ``_create`` applies): private functions of google-genai, checked by a canary test
+    (tests/llm/test_batch_native.py) and pinned in pyproject.toml."""
+    from google.genai import _common, batches, types
+
+    inline = types.InlinedRequest(contents=native["contents"], config=_map_config(native["config"]))
+    converted = batches._InlinedRequest_to_mldev(api_client, inline)
+    encoded: Any = _common.encode_unserializable_types(_common.convert_to_dict(converted))
+    return dict(encoded["request"])
+
+
 def _map_config(config: Any) -> Any:
     """The request's config less ``http_options``: a per-call timeout means nothing to a job."""
     return config.model_copy(update={"http_options": None})
@@ -74,6 +127,12 @@ def map_batch_job(
     """``batches.create``'s ``config``: the API requires a ``display_name``
     (https://ai.google.dev/api/batch-api#GenerateContentBatch); ``options`` go over it."""
     return {"display_name": f"zerda batch of {len(items)} requests", **options}
+
+
+def map_upload(config: dict[str, Any]) -> dict[str, Any]:
+    """``files.upload``'s config for the input file (its mime type as the batch-mode docs
+    give it)."""
+    return {"mime_type": "jsonl", "display_name": str(config["display_name"])}
 
 
 def map_batch_status(job: Any) -> BatchStatus:
@@ -95,22 +154,49 @@ def _responses(job: Any) -> list[Any]:
     return list(getattr(dest, "inlined_responses", None) or [])
 
 
-def map_batch_output(job: Any, provider: str) -> dict[str, ItemOutcome]:
-    """caller id -> the GenerateContentResponse, or the item's error."""
+def results_file(job: Any) -> str | None:
+    """The results file of an ended job of file input (None for inline input); a job not
+    ended has no results yet."""
     if map_batch_status(job).state == "in_progress":
         raise not_done(job)
+    name = getattr(job.dest, "file_name", None)
+    return name if isinstance(name, str) and name else None
+
+
+def map_batch_output(job: Any, provider: str) -> dict[str, ItemOutcome]:
+    """caller id -> the GenerateContentResponse, or the item's error (inline results)."""
     outcomes: dict[str, ItemOutcome] = {}
     for entry in _responses(job):
         key = (entry.metadata or {}).get("key")
         if isinstance(key, str):
-            outcomes[key] = _map_entry(entry, provider)
+            outcomes[key] = _map_entry(entry.response, entry.error, provider)
     return outcomes
 
 
-def _map_entry(entry: Any, provider: str) -> ItemOutcome:
-    if entry.error is None and entry.response is not None:
-        return ("ok", entry.response)
-    error = entry.error
+def map_batch_file_output(text: str, types: Any, provider: str) -> dict[str, ItemOutcome]:
+    """caller id -> the response, or the item's error, from a results file (``types``:
+    google.genai.types, which reads the API's camelCase JSON)."""
+    outcomes: dict[str, ItemOutcome] = {}
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+            key = str(entry["key"])
+            raw = entry.get("response")
+            response = None if raw is None else types.GenerateContentResponse.model_validate(raw)
+            error = (
+                None
+                if entry.get("error") is None
+                else types.JobError.model_validate(entry["error"])
+            )
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue  # not a result line: the ids it would answer get "no result" errors
+        outcomes[key] = _map_entry(response, error, provider)
+    return outcomes
+
+
+def _map_entry(response: Any, error: Any, provider: str) -> ItemOutcome:
+    if error is None and response is not None:
+        return ("ok", response)
     status = _GRPC_STATUS.get(getattr(error, "code", None) or 2, 500)
     message = str(getattr(error, "message", None) or "the batch returned no response")
     return ("error", error_from_status(status, message, provider))

@@ -23,6 +23,7 @@ import base64
 import binascii
 import builtins
 import functools
+import io
 import json
 import re
 import sys
@@ -200,17 +201,29 @@ class GeminiInterface(BaseLLMInterface):
     def _batch_submit(
         self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
     ) -> str:
-        src = _batch_gemini.map_batch_requests(items)
+        options = dict(options)
+        use_file = _batch_gemini.uses_file(items, options.pop("input", None))
         config = _batch_gemini.map_batch_job(items, options)
+        src: Any = _batch_gemini.map_batch_requests(items)
+        if use_file:
+            data = _batch_gemini.map_batch_file(items, self.client._api_client)
+            upload = _batch_gemini.map_upload(config)
+            src = self.client.files.upload(file=io.BytesIO(data), config=upload).name
         return str(self.client.batches.create(model=self.model, src=src, config=config).name)
 
     async def _batch_submit_async(
         self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
     ) -> str:
-        src = _batch_gemini.map_batch_requests(items)
+        options = dict(options)
+        use_file = _batch_gemini.uses_file(items, options.pop("input", None))
         config = _batch_gemini.map_batch_job(items, options)
-        job = await self.async_client.batches.create(model=self.model, src=src, config=config)
-        return str(job.name)
+        src: Any = _batch_gemini.map_batch_requests(items)
+        client = self.async_client
+        if use_file:
+            data = _batch_gemini.map_batch_file(items, client._api_client)
+            upload = _batch_gemini.map_upload(config)
+            src = (await client.files.upload(file=io.BytesIO(data), config=upload)).name
+        return str((await client.batches.create(model=self.model, src=src, config=config)).name)
 
     def _batch_poll(self, batch_id: str) -> BatchStatus:
         return _batch_gemini.map_batch_status(self.client.batches.get(name=batch_id))
@@ -220,11 +233,19 @@ class GeminiInterface(BaseLLMInterface):
 
     def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
         job = self.client.batches.get(name=batch_id)
-        return _batch_gemini.map_batch_output(job, self.provider)
+        name = _batch_gemini.results_file(job)
+        if name is None:
+            return _batch_gemini.map_batch_output(job, self.provider)
+        text = self.client.files.download(file=name).decode("utf-8")
+        return _batch_gemini.map_batch_file_output(text, self.sdk.types, self.provider)  # type: ignore[union-attr]
 
     async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
         job = await self.async_client.batches.get(name=batch_id)
-        return _batch_gemini.map_batch_output(job, self.provider)
+        name = _batch_gemini.results_file(job)
+        if name is None:
+            return _batch_gemini.map_batch_output(job, self.provider)
+        text = (await self.async_client.files.download(file=name)).decode("utf-8")
+        return _batch_gemini.map_batch_file_output(text, self.sdk.types, self.provider)  # type: ignore[union-attr]
 
     def _batch_cancel(self, batch_id: str) -> BatchStatus:
         self.client.batches.cancel(name=batch_id)  # answers nothing: the job says where it is
