@@ -642,3 +642,12 @@ def test_mock_answers_an_invalid_bedrock_record_with_the_apis_error(server: Mock
     results = BatchJob(llm, job["jobArn"], ["r1"]).wait(poll_interval=0)
     assert results["r1"]["error"]["type"] == "invalid_request"
     assert results["r1"]["error"]["status_code"] == 400
+
+
+def test_gemini_counts_media_bytes_as_base64_toward_the_inline_limit() -> None:
+    from zerda.llm.providers import _batch_gemini
+
+    assert _batch_gemini._json_size(b"x" * 300) == 400
+    assert _batch_gemini._json_size({"parts": [{"text": "hi"}]}) == len(
+        '{"parts": [{"text": "hi"}]}'
+    )

@@ -168,22 +168,9 @@ def _create(
         )
     raw = batch.get("inputConfig")
     config: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    requests = _validate.list_of((config.get("requests") or {}).get("requests"))
-    if "fileName" in config:
-        with store.lock:
-            found = store.files.get(str(config["fileName"]))
-        if found is None:
-            return renderer.render_error(ErrorReply(404, f"File {config['fileName']} not found."))
-        requests = _file_requests(found[1])
-    if not requests:
-        message = "* GenerateContentBatch.input_config: requests or file_name is required"
-        return renderer.render_error(ErrorReply(400, message))
-    for index, entry in enumerate(requests):
-        if not isinstance(entry, dict) or not isinstance(entry.get("request"), dict):
-            message = (
-                f"* GenerateContentBatch.input_config.requests.requests[{index}].request: required"
-            )
-            return renderer.render_error(ErrorReply(400, message))
+    requests = _requests(store, config)
+    if isinstance(requests, ErrorReply):
+        return renderer.render_error(requests)
     now = int(time.time())
     job_id = f"batches/{uuid.uuid4().hex[:20]}"
     items = [(str(i), entry) for i, entry in enumerate(requests)]
@@ -204,6 +191,26 @@ def _create(
     with store.lock:
         store.jobs[job_id] = job
     return _batches._json(200, _operation(job))
+
+
+def _requests(store: _batches.BatchStore, config: dict[str, Any]) -> list[Any] | ErrorReply:
+    """The job's requests (inline, or the lines of its input file), or the API's refusal."""
+    requests = _validate.list_of((config.get("requests") or {}).get("requests"))
+    if "fileName" in config:
+        with store.lock:
+            found = store.files.get(str(config["fileName"]))
+        if found is None:
+            return ErrorReply(404, f"File {config['fileName']} not found.")
+        requests = _file_requests(found[1])
+    if not requests:
+        return ErrorReply(
+            400, "* GenerateContentBatch.input_config: requests or file_name is required"
+        )
+    for index, entry in enumerate(requests):
+        if not isinstance(entry, dict) or not isinstance(entry.get("request"), dict):
+            where = f"GenerateContentBatch.input_config.requests.requests[{index}].request"
+            return ErrorReply(400, f"* {where}: required")
+    return requests
 
 
 def _file_requests(content: bytes) -> list[Any]:

@@ -90,10 +90,21 @@ def uses_file(items: list[tuple[str, dict[str, Any]]], choice: Any) -> bool:
 def _inline_size(items: list[tuple[str, dict[str, Any]]]) -> int:
     """About the bytes of the inline requests (their JSON: contents and config)."""
     return sum(
-        len(json.dumps(native["contents"], default=str))
-        + len(native["config"].model_dump_json(exclude_none=True))
+        _json_size(native["contents"]) + len(native["config"].model_dump_json(exclude_none=True))
         for _, native in items
     )
+
+
+def _json_size(value: Any) -> int:
+    """About the length of ``value`` as JSON, its bytes counted as the base64 they travel as."""
+    if isinstance(value, bytes):
+        return (len(value) + 2) // 3 * 4
+    if isinstance(value, dict):
+        members = [len(str(k)) + 4 + _json_size(v) for k, v in value.items()]
+        return sum(members) + 2 * max(len(members) - 1, 0) + 2
+    if isinstance(value, list):
+        return sum(_json_size(v) for v in value) + 2 * max(len(value) - 1, 0) + 2
+    return len(str(value)) + 2
 
 
 def map_batch_file(items: list[tuple[str, dict[str, Any]]], api_client: Any) -> bytes:
