@@ -232,7 +232,7 @@ def test_gemini_file_input_uploads_the_jsonl_and_names_it(server: MockLLMServer)
         }
     }
     results = job.wait(poll_interval=0)
-    assert results == {"a": result("x"), "b": result("x")}
+    assert results == {"a": result("x", provider="gemini"), "b": result("x", provider="gemini")}
     # https://ai.google.dev/gemini-api/docs/batch-mode#input-file: {"key", "request"} lines,
     # each request what the inline path sends.
     inline = _inline_requests(server, llm)
@@ -279,7 +279,7 @@ def test_gemini_goes_to_a_file_past_the_inline_limit(
     monkeypatch.setattr(_batch_gemini, "INLINE_LIMIT", 100)  # bytes; the API's is 20 MB
     results = make(server, "gemini").batch(TWO).wait(poll_interval=0)
     assert len(posts(server, r"/upload/v1(beta)?/files")) == 2  # start, then the bytes
-    assert results["b"] == result("x")
+    assert results["b"] == result("x", provider="gemini")
 
 
 def test_gemini_input_must_be_inline_or_file(server: MockLLMServer) -> None:
@@ -440,7 +440,7 @@ def _expected(provider: str, i: int) -> dict[str, Any]:
         return error_result(
             "rate_limit", "slow down", provider=provider, status=429, retryable=True
         )
-    return result(f"answer to question {i}", usage=usage(4, 3))
+    return result(f"answer to question {i}", usage=usage(4, 3), provider=provider)
 
 
 SYNC_ASYNC = [(p, OPTIONS.get(p, {})) for p in BATCH_ROWS] + [("gemini", {"input": "file"})]
@@ -530,7 +530,7 @@ def test_a_bedrock_interface_pickles_with_its_endpoint_urls(server: MockLLMServe
     copy = pickle.loads(pickle.dumps(make(server, "bedrock")))
     assert copy.endpoint_urls == server.client_options("bedrock")["endpoint_urls"]
     results = copy.batch(TWO, **BEDROCK).wait(poll_interval=0)
-    assert results["b"] == result("x")
+    assert results["b"] == result("x", provider="bedrock")
 
 
 # --- the mock checks what the APIs check ----------------------------------------------------
