@@ -426,6 +426,8 @@ class MockLLMServer:
                 "region": "us-east-1",
                 "aws_access_key_id": "test",
                 "aws_secret_access_key": "test",
+                # llm.batch's control plane and S3 (_batches_bedrock.py).
+                "endpoint_urls": {"bedrock": base, "s3": f"{base}/s3"},
             }
         if wire in _CLOUD_OPTIONS:
             return dict(_CLOUD_OPTIONS[wire](base))
