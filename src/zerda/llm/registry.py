@@ -741,7 +741,9 @@ _VERTEX = ProviderSpec(
     wire="vertex",
     demo_model="gemini-2.5-flash",
     title="Gemini on Vertex AI",
-    traits=_GEMINI.traits,
+    # Vertex AI batches are batch prediction jobs over Cloud Storage / BigQuery, not the
+    # Gemini API's inline or file batchGenerateContent that llm.batch maps.
+    traits=replace(_GEMINI.traits, batch=None),
     defaults=MappingProxyType({"vertexai": True}),
 )
 
