@@ -35,7 +35,7 @@ from tests.llm.providers.histories import PRODUCERS, history_from
 from tests.llm.providers.histories import TOOLS as HISTORY_TOOLS
 from zerda.llm import create_interface, errors, registry
 from zerda.llm._ids import ID_RULES
-from zerda.testing import MockLLMServer
+from zerda.testing import GEMINI_THOUGHT_SIGNATURE, MockLLMServer
 
 KEY = "sk-SECRET-zerda-1234"
 ID_A, ID_B = "abcDEF123", "ghiJKL456"  # valid under every id rule (Mistral: 9 alphanumerics)
@@ -84,17 +84,21 @@ def result(
     calls: list[dict[str, Any]] | None = None,
     stop: str = "end_turn",
     usage: dict[str, int] | None = USAGE,
+    provider_data: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A successful result (DESIGN §3)."""
+    """A successful result (DESIGN §3); ``provider_data`` is in the result and its message."""
     calls = list(calls or [])
     message = {"role": "assistant", "content": content, "tool_calls": calls}
-    return {
+    out = {
         "content": content,
         "tool_calls": calls,
         "stop_reason": stop,
         "usage": usage,
         "message": message,
     }
+    if provider_data is not None:
+        message["provider_data"] = out["provider_data"] = provider_data
+    return out
 
 
 def error_result(
@@ -300,6 +304,17 @@ class Wire:
     error_message: str = "{message}"  # how Zerda shows the server's message and code
     secret_option: str = "api_key"  # the constructor option holding the secret
     sdk_errors: str = ""  # the module the SDK's exceptions come from (empty: the wire's name)
+    # The provider_data a turn of N calls comes back with (None: none), as the mock sends it.
+    call_data: Callable[[int], dict[str, Any] | None] = lambda n: None
+
+
+def _gemini_call_data(n: int) -> dict[str, Any] | None:
+    """Gemini thinking models sign a turn's first call (the mock does as they do)."""
+    return (
+        {"gemini": {"thought_signatures": [GEMINI_THOUGHT_SIGNATURE] + [None] * (n - 1)}}
+        if n
+        else None
+    )
 
 
 _STREAM = {"stream": True}
@@ -323,6 +338,7 @@ WIRES: Mapping[str, Wire] = {
         error_codes=_GOOGLE_CODES,
         error_message="{code}: {message}",
         sdk_errors="google.genai",
+        call_data=_gemini_call_data,
     ),
 }
 
@@ -342,6 +358,16 @@ def spec(provider: str) -> registry.ProviderSpec:
 
 def wire(provider: str) -> Wire:
     return WIRES[spec(provider).wire]
+
+
+def on_wire(provider: str, expected: dict[str, Any]) -> dict[str, Any]:
+    """A provider-independent expected result with what ``provider``'s wire adds to a turn
+    of calls (``Wire.call_data``)."""
+    data = wire(provider).call_data(len(expected["tool_calls"]))
+    if data is None:
+        return expected
+    calls = expected["tool_calls"]
+    return result(expected["content"], calls, expected["stop_reason"], expected["usage"], data)
 
 
 # --- scripts: one MockLLMServer script and the result it must give, on every provider ----
@@ -474,6 +500,7 @@ class ProviderContract:
         self, server: MockLLMServer, make: Any, provider: str, name: str
     ) -> None:
         script, expected = ROUND_TRIPS[name]
+        expected = on_wire(provider, expected)
         llm = make()
         server.enqueue(provider, **script)
         assert llm.generate("hi", tools=TOOLS) == expected
@@ -498,7 +525,7 @@ class ProviderContract:
             provider, text="Checking.", tool_calls=[CALL_A, CALL_B], fragments=5, interleave=True
         )
         events = events_of(make().stream("hi", tools=TOOLS))
-        check_stream(events, result("Checking.", [CALL_A, CALL_B], "tool_use"))
+        check_stream(events, on_wire(provider, result("Checking.", [CALL_A, CALL_B], "tool_use")))
 
     # --- the HTTP error matrix, retries and Retry-After ------------------------------------
 
