@@ -3,7 +3,7 @@ and ``MockLLMServer.load_script``.
 
 The file holds a list of responses, or an object ``{"responses": [...], "default": {...}}``.
 Each response is a dict of ``Script`` fields (``text``, ``tool_calls``, ``stop_reason``,
-``usage``...), or ``{"error": {"status", "message", "retry_after", "error_type"}}``, with an
+``usage``...), or ``{"error": {"status", "message", "retry_after", "error_type", "fields"}}``, with an
 optional ``"provider"`` (default: the shared queue, for whichever provider asks next).
 ``default`` (Script fields, optional ``provider``) answers once the queues are empty.
 JSON only: no YAML parser is a Zerda dependency.
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from zerda.testing._server import MockLLMServer
 
-_ERROR_FIELDS = frozenset({"status", "message", "retry_after", "error_type", "delay"})
+_ERROR_FIELDS = frozenset({"status", "message", "retry_after", "error_type", "delay", "fields"})
 
 
 class ScriptFileError(ValueError):

@@ -394,9 +394,12 @@ class MockLLMServer:
         retry_after: float | None = None,
         error_type: str | None = None,
         delay: float = 0.0,
+        fields: dict[str, Any] | None = None,
     ) -> ErrorReply:
-        """Queue an HTTP error with the provider's own error body (and ``Retry-After``)."""
-        err = ErrorReply(status, message, error_type, retry_after, delay)
+        """Queue an HTTP error with the provider's own error body (and ``Retry-After``);
+        ``fields`` are merged into the error object, e.g. Groq's
+        ``{"code": "tool_use_failed", "failed_generation": "..."}``."""
+        err = ErrorReply(status, message, error_type, retry_after, delay, fields=fields)
         self.enqueue_item(err, provider)
         return err
 
