@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from zerda.llm import create_interface
-from zerda.testing import MockLLMServer
+from zerda.testing import GEMINI_THOUGHT_SIGNATURE, MockLLMServer
 
 KEYS = {"authorization": "Bearer k", "x-api-key": "k", "x-goog-api-key": "k"}
 USER = {"role": "user", "content": "hi"}
@@ -271,3 +271,49 @@ def test_a_deeply_nested_body_is_refused_and_logged(
     rule = "body_present" if path.startswith("/ollama") else "json_object_body"
     assert (logged.raw_body, logged.rejected_by) == (raw, rule)
     assert mock.pending() == 1
+
+
+# --- Gemini's thought signature, where thinking models put it ---------------------------------
+
+
+def _gemini_parts(mock: MockLLMServer, model: str, **script: Any) -> list[dict[str, Any]]:
+    mock.enqueue("gemini", **script)
+    path = f"/gemini/v1beta/models/{model}:generateContent"
+    body = post(mock, path, {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}).json()
+    parts: list[dict[str, Any]] = body["candidates"][0]["content"]["parts"]
+    return parts
+
+
+CALLS = [{"name": "f", "arguments": {}}, {"name": "g", "arguments": {"a": 1}}]
+
+
+@pytest.mark.parametrize("model", ["gemini-2.5-flash", "gemini-3-flash-preview", "m-1"])
+def test_thinking_models_sign_the_first_call_of_a_turn(mock: MockLLMServer, model: str) -> None:
+    """Recordings: gemini/pydantic-ai__test_google.test_google_instructions_only_with_tool_calls__i00
+    (three calls, the first signed) and every gemini-2.5 recording with a call; text parts
+    beside calls carry none."""
+    assert _gemini_parts(mock, model, text="On it.", tool_calls=CALLS) == [
+        {"text": "On it."},
+        {"functionCall": {"name": "f", "args": {}}, "thoughtSignature": GEMINI_THOUGHT_SIGNATURE},
+        {"functionCall": {"name": "g", "args": {"a": 1}}},
+    ]
+
+
+@pytest.mark.parametrize("model", ["gemini-2.0-flash", "gemini-1.5-pro"])
+def test_models_before_2_5_sign_nothing(mock: MockLLMServer, model: str) -> None:
+    """Recording gemini/pydantic-ai__test_google.test_google_tool_output__i00 (2.0-flash)."""
+    assert _gemini_parts(mock, model, tool_calls=CALLS[:1]) == [
+        {"functionCall": {"name": "f", "args": {}}}
+    ]
+
+
+def test_a_script_sets_the_signatures_itself(mock: MockLLMServer) -> None:
+    data = {"gemini": {"thought_signatures": [None, "c2ln"]}}
+    assert _gemini_parts(mock, "gemini-2.5-flash", tool_calls=CALLS, provider_data=data) == [
+        {"functionCall": {"name": "f", "args": {}}},
+        {"functionCall": {"name": "g", "args": {"a": 1}}, "thoughtSignature": "c2ln"},
+    ]
+    unsigned = {"gemini": {"thought_signatures": []}}
+    assert _gemini_parts(
+        mock, "gemini-2.5-flash", tool_calls=CALLS[:1], provider_data=unsigned
+    ) == [{"functionCall": {"name": "f", "args": {}}}]
