@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -489,9 +491,10 @@ def _rules(module: Any) -> set[str]:
     return {rule.__name__ for rules in tuples for rule in rules}
 
 
-@pytest.mark.parametrize(
-    "wire", ["openai", "groq", "mistral", "ollama", "anthropic", "bedrock", "gemini"]
-)
+WIRES = ["openai", "groq", "mistral", "ollama", "anthropic", "bedrock", "gemini"]
+
+
+@pytest.mark.parametrize("wire", WIRES)
 def test_every_rule_has_a_case(wire: str) -> None:
     prefix = {"openai": OPENAI, "groq": GROQ, "mistral": MISTRAL, "anthropic": ANTHROPIC}
     covered = {
@@ -500,3 +503,35 @@ def test_every_rule_has_a_case(wire: str) -> None:
         if c[1] == prefix.get(wire) or c[1].startswith(f"/{wire}/") and wire not in prefix
     }
     assert _rules(load_validator(wire)) - covered == set()
+
+
+def test_every_rule_cites_where_the_behaviour_was_seen() -> None:
+    """A documentation URL or a recording under shared/fixtures, in the rule's docstring."""
+    uncited = [
+        f"{wire}.{name}"
+        for wire in WIRES
+        for name, doc in _docs(load_validator(wire)).items()
+        if "https://" not in doc and "recording" not in doc
+    ]
+    assert uncited == []
+
+
+def _docs(module: Any) -> dict[str, str]:
+    tuples = [v for k, v in vars(module).items() if k.endswith("_RULES") and isinstance(v, tuple)]
+    return {rule.__name__: rule.__doc__ or "" for rules in tuples for rule in rules}
+
+
+RECORDED = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "recorded"
+CITED = re.compile(r"\b(openai|groq|mistral|ollama|anthropic|bedrock|gemini)/([\w.@-]+__i\d\d)\b")
+
+
+@pytest.mark.skipif(not RECORDED.is_dir(), reason=f"{RECORDED} is absent")
+def test_every_cited_recording_exists() -> None:
+    source = Path(load_validator("openai").__file__).parent  # type: ignore[union-attr,arg-type]
+    cited = {
+        (wire, name, file.name)
+        for file in sorted(source.glob("*.py"))
+        for wire, name in CITED.findall(file.read_text(encoding="utf-8"))
+    }
+    assert cited
+    assert [c for c in cited if not (RECORDED / c[0] / f"{c[1]}.json").is_file()] == []

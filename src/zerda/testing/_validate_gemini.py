@@ -62,8 +62,9 @@ def api_key_present(req: RecordedRequest) -> Rejection | None:
 
 
 def json_object_body(req: RecordedRequest) -> Rejection | None:
-    """400 ``INVALID_ARGUMENT`` "Invalid JSON payload received." for a body that is not a
-    JSON object (the same family of message as the unknown-field one below)."""
+    """400 ``INVALID_ARGUMENT`` "Invalid JSON payload received. Unexpected token." for a
+    body that is not a JSON object, as Google's API front end answers (quoted in
+    https://github.com/googlecodelabs/feedback/issues/299)."""
     if isinstance(req.body, dict):
         return None
     return invalid("Invalid JSON payload received. Unexpected token.")
@@ -91,7 +92,7 @@ def contents_present(req: RecordedRequest) -> Rejection | None:
 
 def roles_valid(req: RecordedRequest) -> Rejection | None:
     """400 "Please use a valid role: user, model." (API reference, ``Content.role``: "Must
-    be either 'user' or 'model'")."""
+    be either 'user' or 'model'", https://ai.google.dev/api/caching#Content)."""
     for _, content in _contents(req):
         if content.get("role") not in (None, "user", "model"):
             return invalid("Please use a valid role: user, model.")

@@ -72,7 +72,8 @@ def model_present(req: RecordedRequest) -> Rejection | None:
 
 
 def messages_present(req: RecordedRequest) -> Rejection | None:
-    """422 ``Field required`` for ``body.messages`` (API reference: required)."""
+    """422 ``Field required`` for ``body.messages`` (API reference: required,
+    https://docs.mistral.ai/api/#tag/chat/operation/chat_completion_v1_chat_completions_post)."""
     body = body_of(req)
     return None if list_of(body.get("messages")) else _missing("messages", body)
 
