@@ -227,8 +227,10 @@ def _align_provider_data(result: dict[str, Any], kept: list[int]) -> dict[str, A
     kept, and none at all when no kept call has one (the answer tool's signature goes with
     its call; a signed answer is what Gemini thinking models send)."""
     data = result.get("provider_data")
-    gemini = data.get("gemini") if isinstance(data, dict) else None
-    signatures = gemini.get("thought_signatures") if isinstance(gemini, dict) else None
+    if not isinstance(data, dict) or not isinstance(data.get("gemini"), dict):
+        return result
+    gemini: dict[str, Any] = data["gemini"]
+    signatures = gemini.get("thought_signatures")
     if not isinstance(signatures, list):
         return result
     aligned = [signatures[i] if i < len(signatures) else None for i in kept]

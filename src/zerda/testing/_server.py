@@ -862,16 +862,18 @@ def _unknown_path(provider: str, req: RecordedRequest) -> ErrorReply | Raw:
     wire = wire_of(provider)
     if wire == "openai" and req.path.startswith("/v1/"):
         # Quoted in https://github.com/langmanus/langmanus/issues/79 (2025).
-        fields = {"param": None, "code": None}
-        return ErrorReply(404, f"Invalid URL ({where})", "invalid_request_error", fields=fields)
+        null: dict[str, Any] = {"param": None, "code": None}
+        return ErrorReply(404, f"Invalid URL ({where})", "invalid_request_error", fields=null)
     if wire in ("openai", "groq"):
         # Quoted in https://github.com/InternLM/MindSearch/issues/150 (OpenAI) and
         # https://github.com/TAGonSoft/groq-dart/issues/15 (Groq, no param).
-        docs = _API_DOCS[wire]
-        message = f"Unknown request URL: {where}. Please check the URL for typos, or see the docs at {docs}"
-        fields = (
-            {"param": None, "code": "unknown_url"} if wire == "openai" else {"code": "unknown_url"}
+        message = (
+            f"Unknown request URL: {where}. Please check the URL for typos, or see the docs "
+            f"at {_API_DOCS[wire]}"
         )
+        fields: dict[str, Any] = {"code": "unknown_url"}
+        if wire == "openai":
+            fields = {"param": None, **fields}
         return ErrorReply(404, message, "invalid_request_error", fields=fields)
     if wire == "anthropic":
         # errors page, 404 not_found_error (https://docs.anthropic.com/en/api/errors); body

@@ -55,13 +55,14 @@ def json_object_body(req: RecordedRequest) -> Rejection | None:
     if isinstance(req.body, dict):
         return None
     if req.body is None:
-        detail = [{"type": "json_invalid", "loc": ["body", 0], "msg": "JSON decode error",
-                   "input": {}, "ctx": {"error": "Expecting value"}}]  # fmt: skip
+        message = "JSON decode error"
+        error: dict[str, Any] = {"type": "json_invalid", "loc": ["body", 0], "msg": message,
+                                 "input": {}, "ctx": {"error": "Expecting value"}}  # fmt: skip
     else:
-        detail = [{"type": "model_attributes_type", "loc": ["body"],
-                   "msg": "Input should be a valid dictionary or object to extract fields from",
-                   "input": req.body}]  # fmt: skip
-    return Rejection(422, detail[0]["msg"], body={"detail": detail})
+        message = "Input should be a valid dictionary or object to extract fields from"
+        error = {"type": "model_attributes_type", "loc": ["body"], "msg": message,
+                 "input": req.body}  # fmt: skip
+    return Rejection(422, message, body={"detail": [error]})
 
 
 def model_present(req: RecordedRequest) -> Rejection | None:
