@@ -480,6 +480,7 @@ WIRES: Mapping[str, Wire] = {
         secret_value=_google_credentials,
         sdk_errors="google.genai",
         usage_counts=frozenset({"cache_read_tokens", "reasoning_tokens"}),
+        call_data=_gemini_call_data,  # the Gemini provider's own key, on Vertex AI too
     ),
 }
 
