@@ -40,7 +40,7 @@ from zerda.llm.errors import (
     malformed_response,
 )
 from zerda.llm.parts import is_parts
-from zerda.llm.providers import _batch_anthropic
+from zerda.llm.providers import _anthropic_post, _batch_anthropic
 from zerda.llm.tools import parse_anthropic_tool_calls, to_anthropic_tools
 
 if TYPE_CHECKING:
@@ -142,12 +142,19 @@ class AnthropicInterface(BaseLLMInterface):
         schema = to_strict_schema(output.answer_schema, owner, dialect="anthropic")
         return {"format": {"type": "json_schema", "schema": schema}}
 
+    # The body goes out through the SDK's documented low-level ``client.post`` (the fast
+    # path, issue 12): what messages.create() sends, without its copy of the whole body.
     def _call(self, kwargs: dict[str, Any]) -> Any:
-        return self._retrying(lambda: self.client.messages.create(**kwargs))
+        client = self.client
+        args = _anthropic_post.post_arguments(self.sdk, client, kwargs, is_async=False)
+        return self._retrying(lambda: client.post(_anthropic_post.MESSAGES_PATH, **args))
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
         client = self.async_client
-        return await self._retrying_async(lambda: client.messages.create(**kwargs))
+        args = _anthropic_post.post_arguments(self.sdk, client, kwargs, is_async=True)
+        return await self._retrying_async(
+            lambda: client.post(_anthropic_post.MESSAGES_PATH, **args)
+        )
 
     # --- batch (Message Batches; see _batch_anthropic) -------------------------------------
 
