@@ -21,7 +21,7 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
-from bench_data import MODELS, QUESTION, SYSTEM, TOOL_OUTPUT, zerda_kwargs
+from bench_data import MODELS, QUESTION, TOOL_OUTPUT, zerda_kwargs
 from bench_timing import Plan, _timed, _warm_up
 
 from zerda.llm import create_interface
@@ -160,7 +160,9 @@ def rotate(sides: dict[str, Callable[[int], Any]], plan: Plan) -> dict[str, Any]
         for name in names
     }
     for a, b in (("zerda", "floor"), ("raw", "floor"), ("zerda", "raw")):
-        out[f"{a}_vs_{b}"] = statistics.median(x / y for x, y in zip(cpu[a], cpu[b]) if y > 0)
+        out[f"{a}_vs_{b}"] = statistics.median(
+            x / y for x, y in zip(cpu[a], cpu[b], strict=True) if y > 0
+        )
     out["blocks"] = plan.blocks
     return out
 

@@ -104,7 +104,8 @@ def _checked_json(value: Any) -> tuple[Any, str | None]:
     lone surrogate, nesting too deep)."""
     try:
         text = _encode(value)
-        text.encode("utf-8")
+        if not text.isascii():  # ASCII text holds no lone surrogate: no copy to check it
+            text.encode("utf-8")
     except UnicodeEncodeError as exc:
         return None, (
             f"a string holds the lone surrogate {exc.object[exc.start : exc.end]!r}, "
@@ -136,6 +137,8 @@ def json_problem(value: Any) -> str | None:
 def text_problem(text: str) -> str | None:
     """Why ``text`` cannot be sent (a lone surrogate: not valid Unicode, which every
     provider's JSON refuses or mangles), as words following the field's name; or None."""
+    if text.isascii():
+        return None
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:

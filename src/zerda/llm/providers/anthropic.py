@@ -327,8 +327,12 @@ def _apply_cache_points(messages: list[dict[str, Any]]) -> None:
     blocks, never the caller's."""
     last: dict[str, Any] | None = None
     for message in messages:
+        content = message["content"]
+        if not any(block is _CACHE_POINT for block in content):
+            last = content[-1] if content else last  # nothing to move: no new list
+            continue
         blocks = []
-        for block in message["content"]:
+        for block in content:
             if block is _CACHE_POINT:
                 if last is not None:
                     last["cache_control"] = dict(_EPHEMERAL)
@@ -355,14 +359,14 @@ def _cache_last(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _check_cache_points(kwargs: dict[str, Any]) -> None:
     """The API refuses more than four cache_control blocks in a request: refused here."""
-    blocks = [
-        *kwargs.get("tools", []),
-        *(kwargs["system"] if isinstance(kwargs.get("system"), list) else []),
-    ]
-    blocks += [
-        b for m in kwargs["messages"] for b in m["content"] if isinstance(m["content"], list)
-    ]
-    count = sum(1 for b in blocks if "cache_control" in b)
+    system = kwargs["system"] if isinstance(kwargs.get("system"), list) else []
+    count = sum("cache_control" in b for b in (*kwargs.get("tools", []), *system))
+    count += sum(
+        "cache_control" in b
+        for m in kwargs["messages"]
+        if isinstance(m["content"], list)
+        for b in m["content"]
+    )
     if count > _MAX_CACHE_POINTS:
         raise InvalidRequestError(
             f"anthropic takes at most {_MAX_CACHE_POINTS} cache points in a request "
