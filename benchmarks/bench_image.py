@@ -248,7 +248,7 @@ def table(rows: dict[str, dict[str, dict[str, Any]]]) -> str:
                 " ⚠" if round(cpu_ratio, 2) > CPU_GOAL else ""
             )
         else:
-            cpu = " | | "
+            cpu = " |  | "
         lines.append(
             f"| {provider} | {mib(raw['peak'])} | {mib(zerda['peak'])} | {ratio:.2f}x{mark} "
             f"| {cpu} | {raw['caller']} + {raw['sdk']} | {zerda['zerda']} + {zerda['sdk']} |"
