@@ -150,32 +150,42 @@ def text_problem(text: str) -> str | None:
 
 
 def _check_tool_call(index: int, j: int, call: Any) -> dict[str, Any]:
-    where = f"tool_calls[{j}]"
     if not isinstance(call, dict):
-        raise _fail(index, f"{where} must be a dict with 'id', 'name' and 'arguments'")
+        raise _fail(index, f"tool_calls[{j}] must be a dict with 'id', 'name' and 'arguments'")
     name = call.get("name")
-    if (not isinstance(name, str) or not name) and isinstance(call.get("function"), dict):
+    if not isinstance(name, str) or not name:
+        raise _bad_call_name(index, j, call)
+    call_id = call.get("id")
+    if call_id is not None and not isinstance(call_id, str):
         raise _fail(
+            index, f"tool_calls[{j}].id must be a string or None, not {type(call_id).__name__}"
+        )
+    arguments = call.get("arguments")
+    if not arguments:
+        if arguments is not None and not isinstance(arguments, dict):
+            raise _fail(
+                index, f"tool_calls[{j}].arguments must be a dict, not {type(arguments).__name__}"
+            )
+        return {"id": call_id or None, "name": name, "arguments": {}}
+    if not isinstance(arguments, dict):
+        raise _fail(
+            index, f"tool_calls[{j}].arguments must be a dict, not {type(arguments).__name__}"
+        )
+    arguments, problem = _checked_json(arguments)
+    if problem:
+        raise _fail(index, f"tool_calls[{j}].arguments cannot be sent as JSON: {problem}")
+    return {"id": call_id or None, "name": name, "arguments": arguments}
+
+
+def _bad_call_name(index: int, j: int, call: dict[str, Any]) -> InvalidRequestError:
+    if isinstance(call.get("function"), dict):
+        return _fail(
             index,
-            f"{where} looks like an OpenAI tool call ({{'type': 'function', 'function': ...}}); "
+            f"tool_calls[{j}] looks like an OpenAI tool call ({{'type': 'function', 'function': ...}}); "
             "Zerda's assistant messages hold tool calls as {'id', 'name', 'arguments'} "
             "(docs/getting-started.md, 'The history format'): append result['message'] as generate returned it",
         )
-    if not isinstance(name, str) or not name:
-        raise _fail(index, f"{where} has no 'name' (a non-empty string is required)")
-    call_id = call.get("id")
-    if call_id is not None and not isinstance(call_id, str):
-        raise _fail(index, f"{where}.id must be a string or None, not {type(call_id).__name__}")
-    arguments = call.get("arguments", {})
-    if arguments is None:
-        arguments = {}
-    if not isinstance(arguments, dict):
-        raise _fail(index, f"{where}.arguments must be a dict, not {type(arguments).__name__}")
-    if arguments:
-        arguments, problem = _checked_json(arguments)
-        if problem:
-            raise _fail(index, f"{where}.arguments cannot be sent as JSON: {problem}")
-    return {"id": call_id or None, "name": name, "arguments": arguments}
+    return _fail(index, f"tool_calls[{j}] has no 'name' (a non-empty string is required)")
 
 
 def _check_text(index: int, message: dict[str, Any], *, optional: bool) -> str | None:
@@ -338,11 +348,14 @@ def _match_result(
     index: int, message: dict[str, Any], pending: list[dict[str, Any]]
 ) -> dict[str, Any]:
     wanted = message["tool_call_id"]
-    open_calls = [p for p in pending if not p["done"]]
-    match = next((p for p in open_calls if wanted is not None and p["orig"] == wanted), None)
-    if match is None and (wanted is None or all(p["orig"] is None for p in open_calls)):
-        # Id-less results (Gemini, Ollama) pair with the open calls in order.
-        match = open_calls[0] if open_calls else None
+    match = None
+    if wanted is not None:
+        match = next((p for p in pending if not p["done"] and p["orig"] == wanted), None)
+    if match is None:
+        open_calls = [p for p in pending if not p["done"]]
+        if wanted is None or all(p["orig"] is None for p in open_calls):
+            # Id-less results (Gemini, Ollama) pair with the open calls in order.
+            match = open_calls[0] if open_calls else None
     if match is None:
         if not pending:
             raise _fail(index, "tool result without a preceding assistant message with tool_calls")
@@ -365,8 +378,10 @@ def resolve_tool_ids(
     *,
     repair: bool = False,
 ) -> list[dict[str, Any]]:
-    """Copies of validated ``messages`` where every tool call has an id and every tool
-    result carries its call's id and name (system messages are kept in place).
+    """Validated ``messages`` where every tool call has an id and every tool result
+    carries its call's id and name (system messages are kept in place). A message that
+    changes is a new dict; one that does not is the validated message itself (validated
+    messages are already Zerda's own copies, never the caller's).
 
     Results are paired with the calls of the nearest preceding assistant message: by id
     when both have one, else by position. ``make_id(orig, message_index, call_index)`` gives
@@ -402,9 +417,9 @@ def resolve_tool_ids(
                 }
             out.append(message)
             continue
-        if repair:
+        if pending and repair:
             out += _not_executed(pending, pending_at, index)
-        else:
+        elif pending:
             _check_answered(pending, pending_at, index)
         if role == "assistant" and message["tool_calls"]:
             pending, pending_at = _pending_calls(index, message, used, make_id), index
