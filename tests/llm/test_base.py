@@ -149,6 +149,7 @@ def test_generate_result_shape() -> None:
         "tool_calls": [],
         "stop_reason": "end_turn",
         "usage": None,
+        "reasoning": None,
         "message": {"role": "assistant", "content": "hi", "tool_calls": []},
     }
 
@@ -250,6 +251,7 @@ def test_sdk_errors_become_the_error_shape_with_the_key_redacted(
         "tool_calls": [],
         "stop_reason": "error",
         "usage": None,
+        "reasoning": None,
         "message": None,
         "error": {
             "type": "rate_limit",
@@ -305,6 +307,7 @@ def test_stream_yields_text_tool_calls_then_done() -> None:
                 "tool_calls": [{"id": "c1", "name": "get_weather", "arguments": {}}],
                 "stop_reason": "tool_use",
                 "usage": None,
+                "reasoning": None,
                 "message": {
                     "role": "assistant",
                     "content": "Hello",

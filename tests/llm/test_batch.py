@@ -61,6 +61,7 @@ def expected_result(llm: Any, i: int) -> dict[str, Any]:
         "tool_calls": [],
         "stop_reason": "end_turn",
         "usage": usage,
+        "reasoning": None,
         "message": {"role": "assistant", "content": text, "tool_calls": []},
     }
 

@@ -99,7 +99,14 @@ def test_a_503_on_the_first_yields_the_seconds_answer_with_the_same_history(
         "content": "Sunny.",
         "tool_calls": [],
         "stop_reason": "end_turn",
-        "usage": {"input_tokens": 3, "output_tokens": 2},
+        "usage": {
+            "input_tokens": 3,
+            "output_tokens": 2,
+            "cache_read_tokens": 0,  # the mock's Anthropic usage has zero cache counts
+            "cache_write_tokens": 0,
+            "reasoning_tokens": None,
+        },
+        "reasoning": None,
         "message": {"role": "assistant", "content": "Sunny.", "tool_calls": []},
         "provider": "anthropic",
     }

@@ -76,7 +76,8 @@ def test_two_turn_run(mock: MockLLMServer, provider: str) -> None:
     assert result["content"] == "Sunny, 18."
     assert result["stop_reason"] == "end_turn"
     assert result["turns"] == 2
-    assert result["usage"] == {"input_tokens": 30, "output_tokens": 7}
+    # Summed per key; the cache and reasoning counts depend on what each mock reports.
+    assert (result["usage"]["input_tokens"], result["usage"]["output_tokens"]) == (30, 7)
     roles = [m["role"] for m in result["messages"]]
     assert roles == ["user", "assistant", "tool", "assistant"]
     (tool_msg,) = tool_messages(result)

@@ -72,6 +72,19 @@ def llm_for(server: MockLLMServer, provider: str, **options: Any) -> Any:
     return create_interface(provider, model="m1", **options, **server.client_options(provider))
 
 
+# The zero cache and reasoning counts each mock reports (None counts are not recorded).
+MOCK_ZEROS: dict[str, dict[str, int]] = {
+    "openai": {
+        "gen_ai.usage.cache_read.input_tokens": 0,
+        "gen_ai.usage.reasoning.output_tokens": 0,
+    },
+    "anthropic": {
+        "gen_ai.usage.cache_read.input_tokens": 0,
+        "gen_ai.usage.cache_creation.input_tokens": 0,
+    },
+}
+
+
 def chat_attributes(provider: str, stop: str, usage: tuple[int, int]) -> dict[str, Any]:
     return {
         "gen_ai.operation.name": "chat",
@@ -80,6 +93,7 @@ def chat_attributes(provider: str, stop: str, usage: tuple[int, int]) -> dict[st
         "gen_ai.response.finish_reasons": (stop,),
         "gen_ai.usage.input_tokens": usage[0],
         "gen_ai.usage.output_tokens": usage[1],
+        **MOCK_ZEROS[provider],
     }
 
 
@@ -204,6 +218,7 @@ def assert_run_spans(spans: list[ReadableSpan], provider: str) -> None:
         "gen_ai.response.finish_reasons": ("end_turn",),
         "gen_ai.usage.input_tokens": 30,
         "gen_ai.usage.output_tokens": 7,
+        **MOCK_ZEROS[provider],
     }
     assert dict(by_name["execute_tool get_weather"].attributes) == {
         "gen_ai.operation.name": "execute_tool",

@@ -75,6 +75,7 @@ def error_of(result: dict[str, Any]) -> dict[str, Any]:
         "tool_calls": [],
         "stop_reason": "error",
         "usage": None,
+        "reasoning": None,
         "message": None,
     }
     error: dict[str, Any] = result["error"]

@@ -56,6 +56,7 @@ def error_shape(result: dict[str, Any], content: str | None = None) -> dict[str,
         "tool_calls": [],
         "stop_reason": "error",
         "usage": None,
+        "reasoning": None,
         "message": None,
     }
     error: dict[str, Any] = result["error"]

@@ -31,6 +31,7 @@ from zerda.llm.tools import _normalize_tool
 
 if TYPE_CHECKING:
     from zerda.llm._structured import OutputSpec
+    from zerda.llm.reasoning import Plan
     from zerda.llm.registry import Media, ProviderSpec
 
 TOOL_CHOICES = ("auto", "none", "required")
@@ -55,6 +56,9 @@ class Request:
     stop: list[str] | None = None
     parallel_tool_calls: bool | None = None
     native: dict[str, Any] = field(default_factory=dict)
+    # reasoning= checked against the model's family (zerda.llm.reasoning); set by the base,
+    # which knows the model.
+    reasoning: Plan | None = None
     # Seconds for this call only (None: the interface's timeout); each provider applies it
     # the way its SDK documents (docs/providers.md, "Timeouts").
     timeout: float | None = None

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 Event = dict[str, Any]
 ResultBuilder = Callable[
-    [str | None, list[ToolCall], Any, Any, dict[str, Any] | None], dict[str, Any]
+    [str | None, list[ToolCall], Any, Any, dict[str, Any] | None, str | None], dict[str, Any]
 ]
 
 
@@ -44,8 +44,8 @@ class _OpenCall:
 
 
 class StreamAccumulator:
-    """Collects text, tool calls (keyed by the provider's index or block, never by position
-    in the stream), the native stop reason, usage and provider data."""
+    """Collects text, reasoning text, tool calls (keyed by the provider's index or block,
+    never by position in the stream), the native stop reason, usage and provider data."""
 
     def __init__(self, provider: str | None = None) -> None:
         self.provider = provider
@@ -53,6 +53,7 @@ class StreamAccumulator:
         # message_stop, done...): a stream that ends without it is incomplete.
         self.finished = False
         self.text_parts: list[str] = []
+        self.reasoning_parts: list[str] = []
         self.calls: list[ToolCall] = []
         self.native_stop: Any = None
         self.usage: dict[str, Any] | None = None
@@ -78,6 +79,10 @@ class StreamAccumulator:
     def content(self) -> str | None:
         return "".join(self.text_parts) or None
 
+    @property
+    def reasoning_text(self) -> str | None:
+        return "".join(self.reasoning_parts) or None
+
     def text(self, delta: Any) -> list[Event]:
         if not delta:
             return []
@@ -90,6 +95,17 @@ class StreamAccumulator:
         if self._partial is not None and self._output is not None and self._output.mode == "native":
             events += self._partial.feed("".join(self.text_parts))  # the answer is the text
         return events
+
+    def reasoning(self, delta: Any) -> list[Event]:
+        """A piece of the reasoning text; the pieces joined are the result's reasoning."""
+        if not delta:
+            return []
+        if not isinstance(delta, str):
+            raise malformed_response(
+                self.provider, f"a reasoning delta is not a string: {excerpt(delta)}"
+            )
+        self.reasoning_parts.append(delta)
+        return [{"type": "reasoning", "text": delta}]
 
     def start_call(self, key: Hashable, call_id: str | None, name: str) -> list[Event]:
         """Opens a call; a call already open under ``key`` is completed first (some
@@ -217,5 +233,10 @@ class StreamAccumulator:
 
     def result(self, build: ResultBuilder) -> dict[str, Any]:
         return build(
-            self.content, self.calls, self.native_stop, self.usage, self.provider_data or None
+            self.content,
+            self.calls,
+            self.native_stop,
+            self.usage,
+            self.provider_data or None,
+            self.reasoning_text,
         )

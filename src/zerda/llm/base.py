@@ -75,6 +75,7 @@ from zerda.llm.errors import (
     retry_delay,
     stream_ended_early,
 )
+from zerda.llm.reasoning import Plan, check_reasoning, plan_reasoning
 from zerda.llm.tools import ToolCall, tool_calls_to_dicts
 
 # Kept importable from here for callers of the first round.
@@ -813,13 +814,15 @@ class BaseLLMInterface(abc.ABC):
         *,
         response_format: Any = None,
         structured_output: Any = None,
+        reasoning: Any = None,
         **kwargs: Any,
     ) -> Request:
         """Checks everything that can be checked before a request is sent
         (:func:`zerda.llm._request.prepare`, against this interface's row), with the
-        response_format and the mode it travels in (DESIGN.md §13)."""
+        response_format and the mode it travels in (DESIGN.md §13), and ``reasoning=``
+        against this model's family (DESIGN.md §11)."""
         output = self._output_spec(response_format, structured_output, bool(kwargs.get("tools")))
-        return prepare(
+        req = prepare(
             self.spec,
             self._tool_id,
             messages,
@@ -827,6 +830,8 @@ class BaseLLMInterface(abc.ABC):
             output=output,
             **kwargs,
         )
+        plan = self._plan_reasoning(reasoning, req.max_tokens, req.tool_choice)
+        return replace(req, reasoning=plan) if plan is not None else req
 
     def _tool_results_media(self) -> registry.Media:
         """What this model's tool results carry natively: the row's ``tool_results``
@@ -860,6 +865,23 @@ class BaseLLMInterface(abc.ABC):
         except ValueError as exc:  # a schema that cannot be made strict
             raise InvalidRequestError(str(exc), provider=self.provider) from None
 
+    def _plan_reasoning(self, reasoning: Any, max_tokens: int | None, choice: Any) -> Plan | None:
+        """``reasoning=`` checked against this model's family (the row's reasoning mode
+        names its table in zerda.llm.reasoning), once for every provider."""
+        mode = self.traits.reasoning
+        if mode is None and reasoning is not None:
+            raise InvalidRequestError(
+                f"reasoning: Zerda has no reasoning control for {self.provider}"
+            )
+        forced = choice == "required" or isinstance(choice, dict)
+        return plan_reasoning(
+            mode,
+            str(self.model),
+            check_reasoning(reasoning),
+            max_tokens=max_tokens,
+            forced_tool_choice=forced,
+        )
+
     def _check_tool_names(self, tools: list[dict[str, Any]] | None) -> None:
         check_tool_names(tools, self.spec)
 
@@ -875,14 +897,20 @@ class BaseLLMInterface(abc.ABC):
         native_stop: Any,
         usage: dict[str, Any] | None,
         provider_data: dict[str, Any] | None = None,
+        reasoning: str | None = None,
     ) -> dict[str, Any]:
-        """The result shape of DESIGN.md §3, the same from generate and from stream. A
-        response whose text is not a string or whose tool call has no name is malformed:
+        """The result shape of DESIGN.md §3, the same from generate and from stream;
+        ``reasoning`` is the reasoning text shown ("" counts as none). A response whose
+        text or reasoning is not a string or whose tool call has no name is malformed:
         reported as such, the raw part in the message, rather than returned as a success
         that the next call's history check would refuse."""
         if content is not None and not isinstance(content, str):
             raise malformed_response(
                 self.provider, f"the message content is not text: {excerpt(content)}"
+            )
+        if reasoning is not None and not isinstance(reasoning, str):
+            raise malformed_response(
+                self.provider, f"the reasoning is not text: {excerpt(reasoning)}"
             )
         for j, call in enumerate(calls):
             if call.id is not None and not isinstance(call.id, str):
@@ -908,6 +936,7 @@ class BaseLLMInterface(abc.ABC):
             "tool_calls": tool_calls,
             "stop_reason": stop_reason,
             "usage": usage,
+            "reasoning": reasoning or None,
             "message": message,
         }
         if provider_data:
@@ -939,7 +968,11 @@ class BaseLLMInterface(abc.ABC):
         return text.replace(key, "***") if key and len(key) >= 4 else text
 
     def _fail(
-        self, exc: BaseException, raise_errors: bool | None, content: str | None = None
+        self,
+        exc: BaseException,
+        raise_errors: bool | None,
+        content: str | None = None,
+        reasoning: str | None = None,
     ) -> dict[str, Any]:
         err = self._to_error(exc)
         # WARNING: a failed call must not pass unnoticed (print(result["content"]) shows
@@ -950,14 +983,15 @@ class BaseLLMInterface(abc.ABC):
             if err is exc:
                 raise err
             raise err from exc
-        return error_result(err, content)
+        return error_result(err, content, reasoning)
 
     def _stream_failed(
-        self, span: Any, exc: BaseException, raise_errors: bool | None, content: str | None
+        self, span: Any, exc: BaseException, raise_errors: bool | None, acc: StreamAccumulator
     ) -> dict[str, Any]:
-        """:meth:`_fail` for a stream; a raised error ends the stream's span first."""
+        """:meth:`_fail` for a stream, keeping the text and reasoning received; a raised
+        error ends the stream's span first."""
         try:
-            return self._fail(exc, raise_errors, content)
+            return self._fail(exc, raise_errors, acc.content, acc.reasoning_text)
         except ZerdaError as err:
             _telemetry.end_chat(span, None, err)
             raise
@@ -1021,7 +1055,7 @@ class BaseLLMInterface(abc.ABC):
         self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         """One call. Arguments: DESIGN.md §3 (system, tools, tool_choice, max_tokens,
-        temperature, top_p, stop, parallel_tool_calls, timeout, **native)."""
+        temperature, top_p, stop, parallel_tool_calls, timeout, reasoning, **native)."""
         self._check_open()
         with _telemetry.chat(self, messages, kwargs) as span:
             req = None
@@ -1056,7 +1090,7 @@ class BaseLLMInterface(abc.ABC):
     def stream(
         self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
     ) -> Iterator[dict[str, Any]]:
-        """Yields text and tool_call events, then always a done event (DESIGN.md §7)."""
+        """Yields text, reasoning and tool_call events, then always a done event (DESIGN.md §7)."""
         self._check_open()
         acc = StreamAccumulator(self.provider)
         span = _telemetry.start_chat(self, messages, kwargs)
@@ -1078,7 +1112,7 @@ class BaseLLMInterface(abc.ABC):
             _telemetry.end_chat(span, None, None)
             raise
         except Exception as exc:
-            result = self._stream_failed(span, exc, raise_errors, acc.content)
+            result = self._stream_failed(span, exc, raise_errors, acc)
         except BaseException as exc:  # cancelled, interrupted
             _telemetry.end_chat(span, None, exc)
             raise
@@ -1111,7 +1145,7 @@ class BaseLLMInterface(abc.ABC):
             _telemetry.end_chat(span, None, None)
             raise
         except Exception as exc:
-            result = self._stream_failed(span, exc, raise_errors, acc.content)
+            result = self._stream_failed(span, exc, raise_errors, acc)
         except BaseException as exc:  # cancelled, interrupted
             _telemetry.end_chat(span, None, exc)
             raise

@@ -160,13 +160,17 @@ def error_from_status(status: int | None, message: str, provider: str, **extra: 
     )
 
 
-def error_result(error: ZerdaError, content: str | None = None) -> dict[str, Any]:
-    """The result of a failed call; ``content`` keeps text streamed before the failure."""
+def error_result(
+    error: ZerdaError, content: str | None = None, reasoning: str | None = None
+) -> dict[str, Any]:
+    """The result of a failed call; ``content`` and ``reasoning`` keep the text streamed
+    before the failure (None otherwise)."""
     return {
         "content": content,
         "tool_calls": [],
         "stop_reason": "error",
         "usage": None,
+        "reasoning": reasoning or None,
         "message": None,
         "error": error.to_dict(),
     }

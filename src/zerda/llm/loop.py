@@ -24,6 +24,7 @@ from zerda.llm._request import normalize_tools
 from zerda.llm.errors import OutputValidationError, ZerdaError
 from zerda.llm.executable import ExecutableTool, ToolOutput
 from zerda.llm.messages import tool_result
+from zerda.llm.usage import add_usage
 
 
 class LLMLike(Protocol):
@@ -66,18 +67,6 @@ def _registry(tools: list[Any]) -> Registry:
     from zerda.llm.functions import callable_registry  # pydantic: only for the loop's users
 
     return {**callable_registry(rest), **executors}
-
-
-def _add_usage(
-    total: dict[str, int | None] | None, usage: dict[str, Any] | None
-) -> dict[str, int | None] | None:
-    if not usage:
-        return total
-    total = dict(total or {"input_tokens": None, "output_tokens": None})
-    for key in ("input_tokens", "output_tokens"):
-        if usage.get(key) is not None:
-            total[key] = (total[key] or 0) + usage[key]
-    return total
 
 
 def _to_content(output: Any) -> Any:
@@ -265,7 +254,7 @@ def _loop(
             result = llm.generate(history, tools=unified, **kwargs)
         except OutputValidationError as exc:
             raised, result = exc, _generated(exc)
-        usage = _add_usage(usage, result["usage"])
+        usage = add_usage(usage, result["usage"])
         if _answer_retry(result, raised, retries) and turn < max_turns:
             retries -= 1
             history = [*history, result["message"], _output_feedback(result)]
@@ -355,7 +344,7 @@ async def _loop_async(
             result = await llm.generate_async(history, tools=unified, **kwargs)
         except OutputValidationError as exc:
             raised, result = exc, _generated(exc)
-        usage = _add_usage(usage, result["usage"])
+        usage = add_usage(usage, result["usage"])
         if _answer_retry(result, raised, retries) and turn < max_turns:
             retries -= 1
             history = [*history, result["message"], _output_feedback(result)]

@@ -11,7 +11,7 @@ import uuid
 from typing import Any
 
 from zerda.testing import _ids
-from zerda.testing._render_openai import OpenAIRenderer, script_usage, sse
+from zerda.testing._render_openai import OpenAIRenderer, given_usage_details, script_usage, sse
 from zerda.testing._script import ErrorReply, RecordedRequest, Script, ScriptedCall
 
 
@@ -32,6 +32,7 @@ class GroqRenderer(OpenAIRenderer):
             "completion_time": 0.003,
             "total_tokens": prompt + completion,
             "total_time": 0.005,
+            **given_usage_details(script, reasoning=True),
         }
 
     def envelope(self, script: Script, req: RecordedRequest, obj: str, rid: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from zerda.testing import _ids
 from zerda.testing._render_openai import (
     OpenAIRenderer,
     arguments_text,
+    given_usage_details,
     script_usage,
 )
 from zerda.testing._script import ErrorReply, RecordedRequest, Script, ScriptedCall
@@ -35,6 +36,7 @@ class MistralRenderer(OpenAIRenderer):
             "prompt_tokens": prompt,
             "completion_tokens": completion,
             "total_tokens": prompt + completion,
+            **given_usage_details(script, reasoning=False),
         }
 
     def envelope(self, script: Script, req: RecordedRequest, obj: str, rid: str) -> dict[str, Any]:

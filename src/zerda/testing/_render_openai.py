@@ -75,6 +75,18 @@ def usage_part(script: Script, key: str) -> int:
     return int((script.usage or {}).get(key) or 0)
 
 
+def given_usage_details(script: Script, *, reasoning: bool) -> dict[str, Any]:
+    """``prompt_tokens_details.cached_tokens`` and (with ``reasoning``)
+    ``completion_tokens_details.reasoning_tokens``, only when the script gives them: Groq
+    and Mistral send no zero details, and Mistral no reasoning count (their recordings)."""
+    cached = usage_part(script, "cache_read_tokens")
+    prompt = {"cached_tokens": cached} if cached else {}
+    thought = usage_part(script, "reasoning_tokens") if reasoning else 0
+    completion = {"reasoning_tokens": thought} if thought else {}
+    details = {"prompt_tokens_details": prompt, "completion_tokens_details": completion}
+    return {k: v for k, v in details.items() if v}
+
+
 def sse(data: Any, event: str | None = None) -> bytes:
     """One server-sent event: ``data: <json>`` (after ``event:`` when named)."""
     head = f"event: {event}\n" if event else ""
@@ -128,9 +140,18 @@ class OpenAIRenderer:
             "prompt_tokens": prompt,
             "completion_tokens": completion,
             "total_tokens": prompt + completion,
-            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            **self.usage_details(script),
+        }
+
+    def usage_details(self, script: Script) -> dict[str, Any]:
+        """The token details: prompt_tokens and completion_tokens already include them."""
+        prompt = {"cached_tokens": usage_part(script, "cache_read_tokens"), "audio_tokens": 0}
+        if usage_part(script, "cache_write_tokens"):
+            prompt["cache_write_tokens"] = usage_part(script, "cache_write_tokens")
+        return {
+            "prompt_tokens_details": prompt,
             "completion_tokens_details": {
-                "reasoning_tokens": 0,
+                "reasoning_tokens": usage_part(script, "reasoning_tokens"),
                 "audio_tokens": 0,
                 "accepted_prediction_tokens": 0,
                 "rejected_prediction_tokens": 0,

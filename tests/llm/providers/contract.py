@@ -71,9 +71,12 @@ OVERLOADED = {"status": 503, "message": "overloaded"}  # an in-stream error even
 # --- expected results: the only place the result shape is written ------------------------
 
 
-def usage(input_tokens: int, output_tokens: int) -> dict[str, Any]:
-    """A result's usage for a script's token counts."""
-    return {"input_tokens": input_tokens, "output_tokens": output_tokens}
+def usage(input_tokens: int, output_tokens: int, **counts: int) -> dict[str, int | None]:
+    """A result's usage (DESIGN §12) for a script's token counts: all five keys, the cache
+    and reasoning ones None unless given (:func:`result` adds what the wire reports)."""
+    details = dict.fromkeys(("cache_read_tokens", "cache_write_tokens", "reasoning_tokens"))
+    assert set(counts) <= set(details), counts
+    return {"input_tokens": input_tokens, "output_tokens": output_tokens, **details, **counts}
 
 
 USAGE = usage(10, 5)  # what MockLLMServer reports by default
@@ -83,16 +86,24 @@ def result(
     content: str | None = None,
     calls: list[dict[str, Any]] | None = None,
     stop: str = "end_turn",
-    usage: dict[str, int] | None = USAGE,
+    usage: dict[str, int | None] | None = USAGE,
+    *,
+    provider: str,
+    reasoning: str | None = None,
 ) -> dict[str, Any]:
-    """A successful result (DESIGN §3)."""
+    """A successful result (DESIGN §3) from ``provider``: a count ``usage`` leaves None is
+    the one ``provider``'s wire reports when the script gives none (``Wire.usage_zeros``)."""
     calls = list(calls or [])
     message = {"role": "assistant", "content": content, "tool_calls": calls}
+    if usage is not None:
+        zeros = wire(provider).usage_zeros
+        usage = {k: zeros.get(k) if v is None else v for k, v in usage.items()}
     return {
         "content": content,
         "tool_calls": calls,
         "stop_reason": stop,
         "usage": usage,
+        "reasoning": reasoning,
         "message": message,
     }
 
@@ -105,13 +116,16 @@ def error_result(
     status: int | None = None,
     retryable: bool,
     content: str | None = None,
+    reasoning: str | None = None,
 ) -> dict[str, Any]:
-    """A failed call's result: ``content`` keeps text streamed before the failure."""
+    """A failed call's result: ``content`` and ``reasoning`` keep the text and reasoning
+    streamed before the failure."""
     return {
         "content": content,
         "tool_calls": [],
         "stop_reason": "error",
         "usage": None,
+        "reasoning": reasoning,
         "message": None,
         "error": {
             "type": kind,
@@ -125,7 +139,14 @@ def error_result(
 
 def error_of(got: dict[str, Any]) -> dict[str, Any]:
     """The error part of a failed result, after checking the rest is the error shape."""
-    shape = error_result("", "", provider="", retryable=False, content=got.get("content"))
+    shape = error_result(
+        "",
+        "",
+        provider="",
+        retryable=False,
+        content=got.get("content"),
+        reasoning=got.get("reasoning"),
+    )
     assert got == {**shape, "error": got["error"]}
     error: dict[str, Any] = got["error"]
     return error
@@ -300,16 +321,44 @@ class Wire:
     error_message: str = "{message}"  # how Zerda shows the server's message and code
     secret_option: str = "api_key"  # the constructor option holding the secret
     sdk_errors: str = ""  # the module the SDK's exceptions come from (empty: the wire's name)
+    # The cache and reasoning counts of a script's usage the wire carries to the result,
+    # and those it reports as 0 when the script gives none (None: left out). MockLLMServer
+    # sends them as the provider's recordings do.
+    usage_counts: frozenset[str] = frozenset()
+    usage_zeros: Mapping[str, int] = field(default_factory=dict)
 
 
 _STREAM = {"stream": True}
 WIRES: Mapping[str, Wire] = {
     # Without include_usage OpenAI streams carry no usage.
-    "openai": Wire(_openai_call_ids, {"stream": True, "stream_options": {"include_usage": True}}),
-    "groq": Wire(_openai_call_ids, _STREAM),
-    "mistral": Wire(_openai_call_ids, _STREAM, sdk_errors="mistralai"),
+    # OpenAI always sends prompt_tokens_details.cached_tokens and
+    # completion_tokens_details.reasoning_tokens.
+    "openai": Wire(
+        _openai_call_ids,
+        {"stream": True, "stream_options": {"include_usage": True}},
+        usage_counts=frozenset({"cache_read_tokens", "cache_write_tokens", "reasoning_tokens"}),
+        usage_zeros={"cache_read_tokens": 0, "reasoning_tokens": 0},
+    ),
+    "groq": Wire(
+        _openai_call_ids,
+        _STREAM,
+        usage_counts=frozenset({"cache_read_tokens", "reasoning_tokens"}),
+    ),
+    # Mistral reports no reasoning count.
+    "mistral": Wire(
+        _openai_call_ids,
+        _STREAM,
+        sdk_errors="mistralai",
+        usage_counts=frozenset({"cache_read_tokens"}),
+    ),
     "ollama": Wire(_ollama_call_ids, _STREAM),
-    "anthropic": Wire(_anthropic_call_ids, _STREAM),
+    # Anthropic always sends cache_read_input_tokens and cache_creation_input_tokens.
+    "anthropic": Wire(
+        _anthropic_call_ids,
+        _STREAM,
+        usage_counts=frozenset({"cache_read_tokens", "cache_write_tokens"}),
+        usage_zeros={"cache_read_tokens": 0, "cache_write_tokens": 0},
+    ),
     # Streams go to converse-stream / streamGenerateContent with the same body.
     "bedrock": Wire(
         _bedrock_call_ids,
@@ -317,12 +366,15 @@ WIRES: Mapping[str, Wire] = {
         error_message="{code}: {message}",
         secret_option="aws_secret_access_key",
         sdk_errors="botocore",
+        usage_counts=frozenset({"cache_read_tokens", "cache_write_tokens"}),  # no reasoning
     ),
     "gemini": Wire(
         _gemini_call_ids,
         error_codes=_GOOGLE_CODES,
         error_message="{code}: {message}",
         sdk_errors="google.genai",
+        # No cache writes; thoughtsTokenCount is the reasoning (added to the output).
+        usage_counts=frozenset({"cache_read_tokens", "reasoning_tokens"}),
     ),
 }
 
@@ -346,25 +398,32 @@ def wire(provider: str) -> Wire:
 
 # --- scripts: one MockLLMServer script and the result it must give, on every provider ----
 
+# script name -> (the script, the result() arguments the result it gives is built from)
 ROUND_TRIPS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "text": (
         {"text": "Hello there, friend.", "usage": {"input_tokens": 7, "output_tokens": 2}},
-        result("Hello there, friend.", usage=usage(7, 2)),
+        {"content": "Hello there, friend.", "usage": usage(7, 2)},
     ),
-    "one-call": ({"tool_calls": [CALL_A]}, result(None, [CALL_A], "tool_use")),
+    "one-call": ({"tool_calls": [CALL_A]}, {"calls": [CALL_A], "stop": "tool_use"}),
     "text+call": (
         {"text": "Let me check.", "tool_calls": [CALL_A]},
-        result("Let me check.", [CALL_A], "tool_use"),
+        {"content": "Let me check.", "calls": [CALL_A], "stop": "tool_use"},
     ),
     "parallel-calls": (
         {"tool_calls": [CALL_A, CALL_B]},
-        result(None, [CALL_A, CALL_B], "tool_use"),
+        {"calls": [CALL_A, CALL_B], "stop": "tool_use"},
     ),
-    "no-argument-call": ({"tool_calls": [CALL_NO_ARGS]}, result(None, [CALL_NO_ARGS], "tool_use")),
-    "nested-arguments": ({"tool_calls": [CALL_NESTED]}, result(None, [CALL_NESTED], "tool_use")),
+    "no-argument-call": (
+        {"tool_calls": [CALL_NO_ARGS]},
+        {"calls": [CALL_NO_ARGS], "stop": "tool_use"},
+    ),
+    "nested-arguments": (
+        {"tool_calls": [CALL_NESTED]},
+        {"calls": [CALL_NESTED], "stop": "tool_use"},
+    ),
     "max_tokens": (
         {"text": "Once upon a", "stop_reason": "max_tokens"},
-        result("Once upon a", stop="max_tokens"),
+        {"content": "Once upon a", "stop": "max_tokens"},
     ),
 }
 
@@ -395,12 +454,15 @@ async def events_of_async(stream: Any) -> list[dict[str, Any]]:
 
 def check_stream(events: list[dict[str, Any]], expected: dict[str, Any]) -> None:
     """A stream's events say what its done result says: text deltas join to the content,
-    one tool_call event per call (the done result's calls), one done, last."""
+    reasoning deltas to the reasoning, one tool_call event per call (the done result's
+    calls), one done, last."""
     assert [e["type"] for e in events].count("done") == 1 and events[-1]["type"] == "done"
     done = events[-1]["result"]
     assert done == expected
     texts = [e["text"] for e in events if e["type"] == "text"]
     assert "".join(texts) == (expected["content"] or "")
+    thoughts = [e["text"] for e in events if e["type"] == "reasoning"]
+    assert "".join(thoughts) == (expected["reasoning"] or "")
     assert [e["tool_call"] for e in events if e["type"] == "tool_call"] == expected["tool_calls"]
     # tool_call_delta events: each call's argument text, in pieces, before its tool_call.
     for index, call in enumerate(expected["tool_calls"]):
@@ -473,7 +535,8 @@ class ProviderContract:
     async def test_round_trip(
         self, server: MockLLMServer, make: Any, provider: str, name: str
     ) -> None:
-        script, expected = ROUND_TRIPS[name]
+        script, arguments = ROUND_TRIPS[name]
+        expected = result(**arguments, provider=provider)
         llm = make()
         server.enqueue(provider, **script)
         assert llm.generate("hi", tools=TOOLS) == expected
@@ -498,7 +561,25 @@ class ProviderContract:
             provider, text="Checking.", tool_calls=[CALL_A, CALL_B], fragments=5, interleave=True
         )
         events = events_of(make().stream("hi", tools=TOOLS))
-        check_stream(events, result("Checking.", [CALL_A, CALL_B], "tool_use"))
+        check_stream(events, result("Checking.", [CALL_A, CALL_B], "tool_use", provider=provider))
+
+    async def test_usage_counts(self, server: MockLLMServer, make: Any, provider: str) -> None:
+        """The cache and reasoning counts the wire reports reach the result, the same from
+        generate, generate_async, stream and stream_async (DESIGN §12)."""
+        counts = {"cache_read_tokens": 30, "cache_write_tokens": 6, "reasoning_tokens": 8}
+        script = {"text": "Cached.", "usage": {"input_tokens": 40, "output_tokens": 12, **counts}}
+        reported = {k: v for k, v in counts.items() if k in wire(provider).usage_counts}
+        expected = result("Cached.", usage=usage(40, 12, **reported), provider=provider)
+        llm = make()
+        server.enqueue(provider, **script)
+        assert llm.generate("hi") == expected
+        server.enqueue(provider, **script)
+        assert await llm.generate_async("hi") == expected
+        server.enqueue(provider, fragments=3, **script)
+        events = events_of(llm.stream("hi"))
+        check_stream(events, expected)
+        server.enqueue(provider, fragments=3, **script)
+        assert await events_of_async(llm.stream_async("hi")) == events
 
     # --- the HTTP error matrix, retries and Retry-After ------------------------------------
 
@@ -584,7 +665,7 @@ class ProviderContract:
                 )
             server.enqueue(provider, text="done")
             got = llm.generate("hi") if call == "sync" else await llm.generate_async("hi")
-            assert got == result("done"), call
+            assert got == result("done", provider=provider), call
             assert len(server.requests_for(provider)) == 3, call
         assert sleeps == [0.02, RETRY_AFTER]  # the sync waits (async ones are awaited)
 
@@ -600,7 +681,7 @@ class ProviderContract:
                 events = events_of(llm.stream("hi"))
             else:
                 events = await events_of_async(llm.stream_async("hi"))
-            check_stream(events, result("done"))
+            check_stream(events, result("done", provider=provider))
             assert len(server.requests_for(provider)) == 2, stream
 
     def test_dropped_connection(
@@ -623,7 +704,7 @@ class ProviderContract:
         server.reset()
         server.enqueue_fault("drop", provider)
         server.enqueue(provider, text="ok")
-        assert make(max_retries=1).generate("hi") == result("ok")
+        assert make(max_retries=1).generate("hi") == result("ok", provider=provider)
 
     def test_timeout(self, server: MockLLMServer, make: Any, provider: str) -> None:
         server.enqueue_fault("hang", provider, delay=2.0)
@@ -762,11 +843,15 @@ class ProviderContract:
         history = history_from(producer)
         llm = make()
         server.enqueue(provider, text="Sunny.")
-        assert llm.generate(history, tools=HISTORY_TOOLS) == result("Sunny.")
+        assert llm.generate(history, tools=HISTORY_TOOLS) == result("Sunny.", provider=provider)
         server.enqueue(provider, text="Sunny.")
-        assert await llm.generate_async(history, tools=HISTORY_TOOLS) == result("Sunny.")
+        assert await llm.generate_async(history, tools=HISTORY_TOOLS) == result(
+            "Sunny.", provider=provider
+        )
         server.enqueue(provider, text="Sunny.")
-        check_stream(events_of(llm.stream(history, tools=HISTORY_TOOLS)), result("Sunny."))
+        check_stream(
+            events_of(llm.stream(history, tools=HISTORY_TOOLS)), result("Sunny.", provider=provider)
+        )
         assert history == history_from(producer)
         generated, again, streamed = (r.body for r in server.requests_for(provider))
         assert again == generated
@@ -790,7 +875,7 @@ class ProviderContract:
         ]
         server.enqueue(provider, text="Done.")
         history = [{"role": "user", "content": "Weather and time?"}, first["message"], *answers]
-        assert llm.generate(history, tools=TOOLS) == result("Done.")
+        assert llm.generate(history, tools=TOOLS) == result("Done.", provider=provider)
         assert wire(provider).call_ids(server.last_request(provider).body) == [ID_A, ID_B]
 
     # --- bad input is refused before anything is sent -------------------------------------
@@ -825,7 +910,7 @@ class ProviderContract:
         server.enqueue(provider, text="ok")
         got = make().generate("hi", tools=[{"name": name, "parameters": {"type": "object"}}])
         # A name outside the row's rule is sent mapped (docs/portability.md): accepted too.
-        assert got == result("ok"), (traits.tool_name, got)
+        assert got == result("ok", provider=provider), (traits.tool_name, got)
         assert len(server.requests) == 1
         assert server.requests[0].rejected_by is None
 
@@ -837,7 +922,7 @@ class ProviderContract:
         server.enqueue(provider, text="ok")
         got = make().generate("hi", tools=TOOLS, tool_choice=choice)
         if (choice if choice in registry.TOOL_CHOICES else "name") in supported:
-            assert got == result("ok")
+            assert got == result("ok", provider=provider)
         else:
             error = error_of(got)
             assert error["type"] == "invalid_request" and "supported" in error["message"]
@@ -849,7 +934,7 @@ class ProviderContract:
         server.enqueue(provider, text="ok")
         got = make().generate("hi", tools=TOOLS, parallel_tool_calls=False)
         if spec(provider).traits.parallel_tool_calls:
-            assert got == result("ok")
+            assert got == result("ok", provider=provider)
         else:
             assert "parallel_tool_calls" in error_of(got)["message"]
             assert server.requests == []
@@ -921,7 +1006,7 @@ class ProviderContract:
         llm = self.build(server, provider)
         for answer in ("first", "second"):
             server.enqueue(provider, text=answer)
-            assert asyncio.run(llm.generate_async("hi")) == result(answer)
+            assert asyncio.run(llm.generate_async("hi")) == result(answer, provider=provider)
 
     def test_provider_module_imports_no_sdk(self, provider: str) -> None:
         module = spec(provider).cls.partition(":")[0]

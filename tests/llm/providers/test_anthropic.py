@@ -35,6 +35,9 @@ THINKING = [
     {"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"},
 ]
 
+# The mock reports no cache use (Anthropic's zero cache counts) and no thinking count.
+NO_DETAILS = {"cache_read_tokens": 0, "cache_write_tokens": 0, "reasoning_tokens": None}
+
 
 @pytest.fixture(scope="module")
 def server() -> Any:
@@ -609,7 +612,8 @@ def test_thinking_only_result(llm: AnthropicInterface, mock: MockLLMServer) -> N
         "content": None,
         "tool_calls": [],
         "stop_reason": "max_tokens",
-        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "usage": {"input_tokens": 10, "output_tokens": 5, **NO_DETAILS},
+        "reasoning": "The user wants weather.",
         "message": {
             "role": "assistant",
             "content": None,
@@ -668,11 +672,8 @@ def assert_matches_recording(result: dict[str, Any], fixture: dict[str, Any]) ->
     assert result["stop_reason"] == (
         "tool_use" if calls else EXPECTED_STOP[derived["finish_reason"]]
     )
-    usage = derived["usage"]
-    assert result["usage"] == {
-        "input_tokens": usage["input_tokens"],
-        "output_tokens": usage["output_tokens"],
-    }
+    assert result["usage"] == derived["usage_norm"]  # cache reads and writes added in
+    assert result["reasoning"] == (derived["reasoning_text"] or None)
 
 
 @pytest.mark.parametrize("path", _recorded(streaming=False))
@@ -697,6 +698,7 @@ def test_529_overloaded_is_a_retried_server_error(mock: MockLLMServer) -> None:
         "tool_calls": [],
         "stop_reason": "error",
         "usage": None,
+        "reasoning": None,
         "message": None,
         "error": {
             "type": "server",

@@ -20,6 +20,9 @@ FIXTURES = (
     Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures" / "recorded" / "anthropic"
 )
 
+# The mock reports no cache use (Anthropic's zero cache counts) and no thinking count.
+NO_DETAILS = {"cache_read_tokens": 0, "cache_write_tokens": 0, "reasoning_tokens": None}
+
 
 @pytest.fixture(scope="module")
 def server() -> Any:
@@ -81,7 +84,8 @@ def test_one_call_in_many_fragments(llm: AnthropicInterface, mock: MockLLMServer
         "content": None,
         "tool_calls": [call("toolu_01", "get_weather", arguments)],
         "stop_reason": "tool_use",
-        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "usage": {"input_tokens": 10, "output_tokens": 5, **NO_DETAILS},
+        "reasoning": None,
         "message": {
             "role": "assistant",
             "content": None,
@@ -178,6 +182,7 @@ def test_overloaded_error_event_keeps_partial_text(
         "tool_calls": [],
         "stop_reason": "error",
         "usage": None,
+        "reasoning": None,
         "message": None,
         "error": {
             "type": "server",

@@ -47,6 +47,9 @@ WEATHER_SPEC = {
     }
 }
 
+# Cache and reasoning counts the mock does not report.
+NO_DETAILS = {"cache_read_tokens": None, "cache_write_tokens": None, "reasoning_tokens": None}
+
 
 @pytest.fixture(scope="module")
 def module_server() -> Iterator[MockLLMServer]:
@@ -652,7 +655,8 @@ def test_reasoning_kept_in_provider_data_only_when_signed(
         "content": "Answer two",
         "tool_calls": [],
         "stop_reason": "end_turn",
-        "usage": {"input_tokens": 3, "output_tokens": 4},
+        "usage": {"input_tokens": 3, "output_tokens": 4, **NO_DETAILS},
+        "reasoning": "hmmunsigned",  # all the text shown, signed or not
         "message": {
             "role": "assistant",
             "content": "Answer two",
@@ -735,11 +739,8 @@ def check_recorded(result: dict[str, Any], fixture: dict[str, Any]) -> None:
     assert result["tool_calls"] == expected_calls(fixture)
     assert result["content"] == (derived["text"] or None)
     assert result["stop_reason"] == expected_stop(fixture)
-    usage = derived["usage"]
-    assert result["usage"] == {
-        "input_tokens": usage["inputTokens"],
-        "output_tokens": usage["outputTokens"],
-    }
+    assert result["usage"] == derived["usage_norm"]  # cache reads and writes added in
+    assert result["reasoning"] == (derived["reasoning_text"] or None)
     json.dumps(result)  # plain data only
 
 
@@ -779,6 +780,7 @@ def test_client_errors(
         "tool_calls": [],
         "stop_reason": "error",
         "usage": None,
+        "reasoning": None,
         "message": None,
         "error": {
             "type": kind,

@@ -17,6 +17,9 @@ from zerda.llm.providers.aws import AWSInterface
 from zerda.testing import MockLLMServer
 from zerda.testing._eventstream import encode_event
 
+# Cache and reasoning counts the mock does not report.
+NO_DETAILS = {"cache_read_tokens": None, "cache_write_tokens": None, "reasoning_tokens": None}
+
 
 @pytest.fixture(scope="module")
 def module_server() -> Iterator[MockLLMServer]:
@@ -90,7 +93,7 @@ def test_call_without_input_deltas_has_empty_arguments(
     )
     events = list(llm.stream("q"))
     assert calls(events) == [{"id": "t1", "name": "ping", "arguments": {}}]
-    assert done(events)["usage"] == {"input_tokens": 1, "output_tokens": 2}
+    assert done(events)["usage"] == {"input_tokens": 1, "output_tokens": 2, **NO_DETAILS}
 
 
 def test_no_argument_call(server: MockLLMServer, llm: AWSInterface) -> None:

@@ -89,7 +89,9 @@ def user(text: str) -> dict[str, Any]:
     return {"role": "user", "parts": [{"text": text}]}
 
 
-DEFAULT_USAGE = {"input_tokens": 10, "output_tokens": 5}  # the mock server's default
+# The mock server's default counts; it reports no cache or thought counts.
+NO_DETAILS = {"cache_read_tokens": None, "cache_write_tokens": None, "reasoning_tokens": None}
+DEFAULT_USAGE = {"input_tokens": 10, "output_tokens": 5, **NO_DETAILS}
 
 
 def result(
@@ -98,6 +100,7 @@ def result(
     stop: str = "end_turn",
     usage: dict[str, Any] | None = DEFAULT_USAGE,
     provider_data: dict[str, Any] | None = None,
+    reasoning: str | None = None,
 ) -> dict[str, Any]:
     calls = calls or []
     message: dict[str, Any] = {"role": "assistant", "content": content, "tool_calls": calls}
@@ -105,7 +108,8 @@ def result(
         "content": content,
         "tool_calls": calls,
         "stop_reason": stop,
-        "usage": usage,
+        "usage": {**NO_DETAILS, **usage} if usage else usage,
+        "reasoning": reasoning,
         "message": message,
     }
     if provider_data:
@@ -541,6 +545,7 @@ def test_thought_parts_are_not_content(mock: MockLLMServer) -> None:
         "tool_use",
         {"input_tokens": 3, "output_tokens": 2},
         {"gemini": {"thought_signatures": ["AAEC", None]}},
+        reasoning="Let me think.",
     )
 
 
@@ -602,11 +607,9 @@ def test_recorded_exchange(mock: MockLLMServer, path: Path) -> None:
         assert {k: got[k] for k in ("content", "tool_calls", "stop_reason")} == (
             expected_from_recording(fixture)
         )
-        usage = fixture["derived"]["usage"] or {}
-        assert got["usage"] == {
-            "input_tokens": usage.get("promptTokenCount"),
-            "output_tokens": usage.get("candidatesTokenCount"),
-        }
+        norm = fixture["derived"]["usage_norm"]  # thoughts counted as output
+        assert got["usage"] == (norm if any(v is not None for v in norm.values()) else None)
+        assert got["reasoning"] == (fixture["derived"]["reasoning_text"] or None)
     assert len(mock.requests) == 1
 
 
@@ -749,7 +752,7 @@ async def test_generate_and_generate_async_agree(mock: MockLLMServer) -> None:
         "text": "Both.",
         "tool_calls": [{"name": "get_time", "arguments": {"city": "Lima"}, "id": "t1"}],
         "provider_data": {"gemini": {"thought_signatures": ["c2ln"]}},
-        "usage": {"input_tokens": 8, "output_tokens": 4},
+        "usage": {"input_tokens": 8, "output_tokens": 4, **NO_DETAILS},
     }
     llm = make(mock)
     mock.enqueue("gemini", **script)

@@ -29,6 +29,9 @@ pytest.importorskip("google.genai")
 
 STREAM_PATH = "/v1/models/gemini-2.5-flash:streamGenerateContent"
 
+# Cache and reasoning counts the mock does not report.
+NO_DETAILS = {"cache_read_tokens": None, "cache_write_tokens": None, "reasoning_tokens": None}
+
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[MockLLMServer]:
@@ -184,7 +187,7 @@ SCRIPTS: dict[str, dict[str, Any]] = {
             {"name": "get_time", "arguments": {}},
         ],
         "provider_data": {"gemini": {"thought_signatures": ["c2ln", None]}},
-        "usage": {"input_tokens": 21, "output_tokens": 6},
+        "usage": {"input_tokens": 21, "output_tokens": 6, **NO_DETAILS},
         "fragments": 3,
     },
     "filtered": {"native_stop_reason": "SAFETY"},

@@ -44,19 +44,27 @@ def make(server: MockLLMServer, **options: Any) -> OllamaInterface:
     return OllamaInterface(MODEL, **server.client_options("ollama"), **options)
 
 
+NO_DETAILS = {"cache_read_tokens": None, "cache_write_tokens": None, "reasoning_tokens": None}
+
+
 def body(server: MockLLMServer) -> Any:
     return server.last_request("ollama").body
 
 
 def result(
-    content: Any, calls: list[dict[str, Any]], stop: str, usage: Any = None
+    content: Any,
+    calls: list[dict[str, Any]],
+    stop: str,
+    usage: Any = None,
+    reasoning: str | None = None,
 ) -> dict[str, Any]:
     usage = usage if usage is not None else {"input_tokens": 10, "output_tokens": 5}
     return {
         "content": content,
         "tool_calls": calls,
         "stop_reason": stop,
-        "usage": usage,
+        "usage": {**usage, **NO_DETAILS},  # Ollama reports no cache or reasoning counts
+        "reasoning": reasoning,
         "message": {"role": "assistant", "content": content, "tool_calls": calls},
     }
 
@@ -273,6 +281,7 @@ def test_map_usage_and_stop_reason() -> None:
     assert provider._map_usage({"prompt_eval_count": 3, "eval_count": 4}) == {
         "input_tokens": 3,
         "output_tokens": 4,
+        **NO_DETAILS,
     }
     assert provider._map_usage({"done": False}) is None
     assert [provider._map_stop_reason(r) for r in ("stop", "length", "load", None)] == [
@@ -534,7 +543,7 @@ def test_thinking_is_not_content(server: MockLLMServer) -> None:
     }
     server.enqueue_raw(200, raw, {"content-type": "application/json"}, provider="ollama")
     assert make(server).generate("2+2?") == result(
-        "4", [], "end_turn", {"input_tokens": 5, "output_tokens": 9}
+        "4", [], "end_turn", {"input_tokens": 5, "output_tokens": 9}, reasoning="2+2 is 4"
     )
 
 
@@ -582,11 +591,8 @@ def test_recorded_non_streamed(server: MockLLMServer, fx: dict[str, Any]) -> Non
     assert out["tool_calls"] == expected_calls(fx)
     assert out["content"] == (derived["text"] or None)
     assert out["stop_reason"] == expected_stop(fx)
-    usage = derived["usage"]
-    assert out["usage"] == {
-        "input_tokens": usage["prompt_eval_count"],
-        "output_tokens": usage["eval_count"],
-    }
+    assert out["usage"] == derived["usage_norm"]
+    assert out["reasoning"] == (derived["reasoning_text"] or None)
 
 
 def test_recorded_tool_round_trip_body(server: MockLLMServer) -> None:

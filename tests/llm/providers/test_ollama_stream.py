@@ -22,6 +22,9 @@ from zerda.testing import MockLLMServer
 
 NDJSON = {"content-type": "application/x-ndjson"}
 
+# Cache and reasoning counts the mock does not report.
+NO_DETAILS = {"cache_read_tokens": None, "cache_write_tokens": None, "reasoning_tokens": None}
+
 
 @pytest.fixture
 def server() -> Any:
@@ -154,7 +157,8 @@ def test_calls_spread_over_chunks(server: MockLLMServer) -> None:
         "content": "Let me see. ",
         "tool_calls": calls(events),
         "stop_reason": "tool_use",
-        "usage": {"input_tokens": 4, "output_tokens": 6},
+        "usage": {"input_tokens": 4, "output_tokens": 6, **NO_DETAILS},
+        "reasoning": None,
         "message": {"role": "assistant", "content": "Let me see. ", "tool_calls": calls(events)},
     }
 
@@ -363,10 +367,7 @@ def test_recorded_streams(server: MockLLMServer, fx: dict[str, Any]) -> None:
     assert result["content"] == (derived["text"] or None)
     assert result["tool_calls"] == expected_calls(fx) == calls(events)
     assert result["stop_reason"] == expected_stop(fx)
-    assert result["usage"] == {
-        "input_tokens": derived["usage"]["prompt_eval_count"],
-        "output_tokens": derived["usage"]["eval_count"],
-    }
+    assert result["usage"] == derived["usage_norm"]
     assert "".join(texts(events)) == derived["text"]
     # The same response, non-streamed, through generate.
     server.enqueue_raw(

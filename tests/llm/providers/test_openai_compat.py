@@ -24,6 +24,7 @@ from zerda.llm.providers._openai_compat import (
 from zerda.llm.providers.groq import GroqInterface
 from zerda.llm.providers.mistral import MistralInterface
 from zerda.llm.providers.openai import OpenAIInterface
+from zerda.llm.usage import make_usage
 
 
 def request(**fields: Any) -> Request:
@@ -185,10 +186,15 @@ def test_text_of() -> None:
 
 
 def test_map_usage() -> None:
-    assert _map_usage({"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}) == {
-        "input_tokens": 3,
-        "output_tokens": 4,
+    assert _map_usage({"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}) == (
+        make_usage(3, 4)
+    )
+    details = {
+        "prompt_tokens_details": {"cached_tokens": 2, "cache_write_tokens": 1},
+        "completion_tokens_details": {"reasoning_tokens": 3},
     }
+    usage = {"prompt_tokens": 5, "completion_tokens": 4, **details}
+    assert _map_usage(usage) == make_usage(5, 4, cache_read=2, cache_write=1, reasoning=3)
     assert _map_usage(None) is None
 
 
@@ -263,6 +269,7 @@ def test_map_response_mistral_dict_arguments() -> None:
         "tool_calls": [{"id": "abcDEF123", "name": "f", "arguments": {"a": 1}}],
         "stop_reason": "tool_use",
         "usage": None,
+        "reasoning": None,
         "message": {
             "role": "assistant",
             "content": None,
@@ -421,7 +428,7 @@ def test_stream_usage_only_last_chunk() -> None:
             chunk(None, usage={"prompt_tokens": 4, "completion_tokens": 1}),
         ]
     )
-    assert result["usage"] == {"input_tokens": 4, "output_tokens": 1}
+    assert result["usage"] == make_usage(4, 1)
     assert (result["content"], result["stop_reason"]) == ("Hi", "end_turn")
 
 
@@ -430,7 +437,7 @@ def test_stream_groq_usage_under_x_groq() -> None:
         finish="stop", x_groq={"id": "req", "usage": {"prompt_tokens": 2, "completion_tokens": 3}}
     )
     _, result = feed([chunk({"content": "Hi"}), last], GroqInterface)
-    assert result["usage"] == {"input_tokens": 2, "output_tokens": 3}
+    assert result["usage"] == make_usage(2, 3)
 
 
 # --- Mistral ids -------------------------------------------------------------------------

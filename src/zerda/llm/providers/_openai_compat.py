@@ -37,6 +37,7 @@ from zerda.llm.errors import (
 )
 from zerda.llm.parts import is_parts, text_of
 from zerda.llm.providers import _batch_openai
+from zerda.llm.reasoning import Plan
 from zerda.llm.tools import (
     ToolCall,
     _get,
@@ -44,6 +45,7 @@ from zerda.llm.tools import (
     parse_openai_tool_calls,
     to_openai_tools,
 )
+from zerda.llm.usage import make_usage
 
 Event = dict[str, Any]
 
@@ -169,6 +171,15 @@ def _map_options(req: Request, max_tokens_field: str) -> dict[str, Any]:
     return {k: v for k, v in options.items() if v is not None}
 
 
+def _map_reasoning(plan: Plan | None) -> dict[str, Any]:
+    """``reasoning_effort`` (https://platform.openai.com/docs/api-reference/chat/create);
+    the value comes from the model family's row in zerda.llm.reasoning.TABLE."""
+    if plan is None:
+        return {}
+    value = plan.effort if plan.on else plan.off
+    return {"reasoning_effort": value} if value is not None else {}
+
+
 # The Stainless SDKs' per-call keyword arguments that are request options, not body fields,
 # and their names in the documented ``options=`` dict of ``client.post`` (RequestOptions).
 _REQUEST_OPTIONS = {
@@ -269,6 +280,38 @@ def _text_of(content: Any) -> str | None:
     return "".join(t for t in texts if isinstance(t, str))
 
 
+def _reasoning_of(message: Any) -> str | None:
+    """The reasoning text of a message or a delta: ``reasoning_content`` (DeepSeek, vLLM),
+    else ``reasoning`` (Groq, Ollama's /v1, OpenRouter), else the text of OpenRouter-style
+    ``reasoning_details``, else Mistral's ``thinking`` content chunks."""
+    for key in ("reasoning_content", "reasoning"):
+        value = _get(message, key)
+        if isinstance(value, str) and value:
+            return value
+    details = _get(message, "reasoning_details")
+    if isinstance(details, list):
+        texts = [_get(d, "text") for d in details]
+        return "".join(t for t in texts if isinstance(t, str)) or None
+    return _thinking_of(_get(message, "content"))
+
+
+def _thinking_of(content: Any) -> str | None:
+    """The text of Mistral's ``{"type": "thinking", "thinking": [{"type": "text"...}]}``
+    content chunks (https://docs.mistral.ai/capabilities/reasoning/)."""
+    if not isinstance(content, list):
+        return None
+    texts = []
+    for part in content:
+        if _get(part, "type") != "thinking":
+            continue
+        inner = _get(part, "thinking")
+        if isinstance(inner, str):
+            texts.append(inner)
+        elif isinstance(inner, list):
+            texts += [t for t in (_get(c, "text") for c in inner) if isinstance(t, str)]
+    return "".join(texts) or None
+
+
 def _map_tool_calls(message: Any) -> list[ToolCall]:
     """The message's tool calls; a legacy ``function_call`` (no id) when it has none, as
     older models answering ``functions=`` send."""
@@ -281,12 +324,22 @@ def _map_tool_calls(message: Any) -> list[ToolCall]:
 
 
 def _map_usage(usage: Any) -> dict[str, Any] | None:
+    """DESIGN.md §12. ``prompt_tokens`` already counts the cached (and cache-written)
+    tokens and ``completion_tokens`` the reasoning tokens, so both are taken as they are:
+    https://platform.openai.com/docs/api-reference/chat/object#chat/object-usage"""
     if not usage:
         return None
-    return {
-        "input_tokens": _get(usage, "prompt_tokens"),
-        "output_tokens": _get(usage, "completion_tokens"),
-    }
+    prompt = _get(usage, "prompt_tokens_details")
+    cache_read = _get(prompt, "cached_tokens")
+    if cache_read is None:
+        cache_read = _get(usage, "num_cached_tokens")  # Mistral's older field
+    return make_usage(
+        _get(usage, "prompt_tokens"),
+        _get(usage, "completion_tokens"),
+        cache_read=cache_read,
+        cache_write=_get(prompt, "cache_write_tokens"),
+        reasoning=_get(_get(usage, "completion_tokens_details"), "reasoning_tokens"),
+    )
 
 
 def _map_stop_reason(native: Any) -> str:
@@ -413,6 +466,7 @@ class OpenAICompatInterface(BaseLLMInterface):
             **_map_options(req, self.max_tokens_field),
             **self._map_timeout(req.timeout),
             **self._native_output(req),
+            **self._map_reasoning(req.reasoning),
         }
         kwargs.update(req.native)
         return kwargs
@@ -435,6 +489,9 @@ class OpenAICompatInterface(BaseLLMInterface):
 
     def _map_message(self, message: dict[str, Any]) -> dict[str, Any]:
         return _map_message(message)
+
+    def _map_reasoning(self, plan: Plan | None) -> dict[str, Any]:
+        return _map_reasoning(plan)
 
     def _map_tool_options(self, req: Request) -> dict[str, Any]:
         """tools, tool_choice and parallel_tool_calls: the last two only with tools, which
@@ -548,7 +605,13 @@ class OpenAICompatInterface(BaseLLMInterface):
         calls = _map_tool_calls(message) if message is not None else []
         content = _text_of(_get(message, "content")) or None
         native_stop = _get(choice, "finish_reason")
-        return self._make_result(content, calls, native_stop, _map_usage(_get(raw, "usage")))
+        usage = self._map_usage(_get(raw, "usage"))
+        return self._make_result(
+            content, calls, native_stop, usage, None, _reasoning_of(message) if message else None
+        )
+
+    def _map_usage(self, usage: Any) -> dict[str, Any] | None:
+        return _map_usage(usage)
 
     def _map_stop_reason(self, native: Any) -> str:
         return _map_stop_reason(native)
@@ -559,14 +622,15 @@ class OpenAICompatInterface(BaseLLMInterface):
         return _get(chunk, "usage")
 
     def _feed(self, acc: StreamAccumulator, chunk: Any) -> list[Event]:
-        usage = _map_usage(self._chunk_usage(chunk))
+        usage = self._map_usage(self._chunk_usage(chunk))
         if usage:
             acc.usage = usage
         choice = _first_choice(chunk)
         if choice is None:  # the usage-only last chunk
             return []
         delta = _get(choice, "delta")
-        events = acc.text(_text_of(_get(delta, "content")))
+        events = acc.reasoning(_reasoning_of(delta))
+        events += acc.text(_text_of(_get(delta, "content")))
         for call in _get(delta, "tool_calls") or []:
             events += _feed_tool_call(acc, call)
         legacy = _get(delta, "function_call")

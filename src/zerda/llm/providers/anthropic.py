@@ -17,6 +17,7 @@ import contextlib
 import json
 import sys
 from collections.abc import AsyncIterator, Callable
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from zerda.llm._strict_schema import to_strict_schema
@@ -41,7 +42,9 @@ from zerda.llm.errors import (
 )
 from zerda.llm.parts import is_parts
 from zerda.llm.providers import _anthropic_post, _batch_anthropic
+from zerda.llm.reasoning import Plan
 from zerda.llm.tools import parse_anthropic_tool_calls, to_anthropic_tools
+from zerda.llm.usage import make_usage, plus
 
 if TYPE_CHECKING:
     from zerda.llm._stream import StreamAccumulator
@@ -127,6 +130,7 @@ class AnthropicInterface(BaseLLMInterface):
         if tool_choice:
             kwargs["tool_choice"] = tool_choice
         kwargs.update(_map_options(req, self.default_max_tokens))
+        kwargs.update(_map_reasoning(req.reasoning))
         if req.timeout is not None:  # the SDK's per-request option, in seconds
             kwargs["timeout"] = req.timeout
         output = self._native_output(req)
@@ -217,6 +221,7 @@ class AnthropicInterface(BaseLLMInterface):
             raw.stop_reason,
             _map_usage(raw.usage),
             {"anthropic": {"thinking": thinking}} if thinking else None,
+            "".join(b["thinking"] for b in thinking if b["type"] == "thinking"),
         )
 
     def _map_stop_reason(self, native: Any) -> str:
@@ -469,9 +474,13 @@ def _map_tool_choice(
 
 
 def _map_options(req: Request, default_max_tokens: int) -> dict[str, Any]:
-    options: dict[str, Any] = {
-        "max_tokens": req.max_tokens if req.max_tokens is not None else default_max_tokens
-    }
+    """max_tokens (required by the API; a thinking budget comes on top of the default, as
+    the budget must stay below it), stop_sequences, temperature and top_p."""
+    max_tokens = req.max_tokens
+    if max_tokens is None:
+        budget = req.reasoning.budget if req.reasoning and req.reasoning.on else None
+        max_tokens = default_max_tokens + (budget or 0)
+    options: dict[str, Any] = {"max_tokens": max_tokens}
     if req.stop:
         options["stop_sequences"] = list(req.stop)
     # anthropic 2.x's messages.create has no temperature/top_p parameters; the API still
@@ -482,6 +491,24 @@ def _map_options(req: Request, default_max_tokens: int) -> dict[str, Any]:
     if sampling:
         options["extra_body"] = sampling
     return options
+
+
+def _map_reasoning(plan: Plan | None) -> dict[str, Any]:
+    """``thinking`` (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking):
+    a budget where the family takes tokens (or the caller gave budget_tokens); adaptive
+    thinking with ``output_config.effort`` where the model takes effort
+    (https://docs.anthropic.com/en/docs/build-with-claude/adaptive-thinking)."""
+    if plan is None:
+        return {}
+    if not plan.on:
+        return {"thinking": dict(plan.off)}
+    if plan.budget is not None:
+        native: dict[str, Any] = {"thinking": {"type": "enabled", "budget_tokens": plan.budget}}
+    else:
+        native = {"thinking": {"type": "adaptive"}}
+    if plan.effort is not None:
+        native["output_config"] = {"effort": plan.effort}
+    return native
 
 
 def _with_native(kwargs: dict[str, Any], native: dict[str, Any]) -> dict[str, Any]:
@@ -518,9 +545,24 @@ def _map_thinking_block(block: Any) -> dict[str, Any]:
 
 
 def _map_usage(usage: Any) -> dict[str, Any] | None:
+    """DESIGN.md §12: Anthropic's ``input_tokens`` leaves out the tokens read from and
+    written to the prompt cache, which are added; ``output_tokens`` includes thinking
+    (https://docs.anthropic.com/en/api/messages#response-usage)."""
     if usage is None:
         return None
-    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+    read = getattr(usage, "cache_read_input_tokens", None)
+    write = getattr(usage, "cache_creation_input_tokens", None)
+    details = getattr(usage, "output_tokens_details", None)
+    thinking = getattr(details, "thinking_tokens", None)
+    if thinking is None and isinstance(details, dict):
+        thinking = details.get("thinking_tokens")
+    return make_usage(
+        plus(usage.input_tokens, read, write),
+        usage.output_tokens,
+        cache_read=read,
+        cache_write=write,
+        reasoning=thinking,
+    )
 
 
 def _map_status_error(exc: Any, provider: str) -> ZerdaError:
@@ -553,7 +595,9 @@ Events = list[dict[str, Any]]
 
 
 def _on_message_start(acc: StreamAccumulator, event: Any) -> Events:
-    acc.usage = _map_usage(event.message.usage)
+    usage = event.message.usage
+    acc.scratch["anthropic_usage"] = usage
+    acc.usage = _map_usage(usage)
     return []
 
 
@@ -577,6 +621,7 @@ def _on_block_delta(acc: StreamAccumulator, event: Any) -> Events:
         return acc.add_arguments(event.index, delta.partial_json)
     if kind == "thinking_delta":
         _current_thinking(acc)["thinking"] += delta.thinking
+        return acc.reasoning(delta.thinking)
     elif kind == "signature_delta":
         # Sent whole, once per block; replaced as the SDK's own accumulator does.
         _current_thinking(acc)["signature"] = delta.signature
@@ -589,17 +634,27 @@ def _on_block_stop(acc: StreamAccumulator, event: Any) -> Events:
 
 def _on_message_delta(acc: StreamAccumulator, event: Any) -> Events:
     acc.native_stop = event.delta.stop_reason
-    usage = event.usage
-    if usage is not None:
-        # message_delta's counts are cumulative: output always, input when server tools ran.
-        current = acc.usage or {"input_tokens": None, "output_tokens": None}
-        acc.usage = {
-            "input_tokens": usage.input_tokens
-            if usage.input_tokens is not None
-            else current["input_tokens"],
-            "output_tokens": usage.output_tokens,
-        }
+    if event.usage is not None:
+        # message_delta's counts are cumulative and update message_start's: output always,
+        # input and cache counts when server tools ran. Fields it leaves out keep their value.
+        merged = _merged_usage(acc.scratch.get("anthropic_usage"), event.usage)
+        acc.scratch["anthropic_usage"] = merged
+        acc.usage = _map_usage(merged)
     return []
+
+
+def _merged_usage(start: Any, update: Any) -> Any:
+    """message_start's usage with message_delta's non-null fields over it."""
+    fields = (
+        "input_tokens",
+        "output_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+        "output_tokens_details",
+    )
+    merged = {f: getattr(start, f, None) for f in fields}
+    merged.update({f: getattr(update, f) for f in fields if getattr(update, f, None) is not None})
+    return SimpleNamespace(**merged)
 
 
 def _on_message_stop(acc: StreamAccumulator, event: Any) -> Events:

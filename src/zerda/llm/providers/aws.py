@@ -46,7 +46,9 @@ from zerda.llm.errors import (
     malformed_response,
 )
 from zerda.llm.parts import b64decode, is_parts
+from zerda.llm.reasoning import Plan
 from zerda.llm.tools import parse_bedrock_tool_calls, to_bedrock_tools
+from zerda.llm.usage import make_usage, plus
 
 if TYPE_CHECKING:
     import asyncio
@@ -58,6 +60,9 @@ DEFAULT_POOL_SIZE = 64
 # Bedrock generations often run past botocore's 60 s default read timeout.
 DEFAULT_READ_TIMEOUT = 600.0
 DEFAULT_CONNECT_TIMEOUT = 60.0
+# maxTokens sent on top of a thinking budget when the call gives none (the budget must be
+# below maxTokens).
+DEFAULT_MAX_TOKENS = 4096
 
 
 _STOP_REASONS = {
@@ -294,6 +299,9 @@ class AWSInterface(BaseLLMInterface):
         output = self._native_output(req)
         if output:
             kwargs["outputConfig"] = output
+        for key, value in _map_reasoning(req.reasoning).items():
+            # outputConfig may hold the structured-output format already: merged.
+            kwargs[key] = {**kwargs.get(key, {}), **value}
         kwargs = _merge_native(kwargs, req.native)
         if req.timeout is not None:  # taken out by _call: it picks the client (_client_for)
             kwargs["timeout"] = req.timeout
@@ -351,6 +359,7 @@ class AWSInterface(BaseLLMInterface):
             raise ResponseParserError("the response has no output or stopReason")
         blocks = (raw["output"].get("message") or {}).get("content") or []
         text = "".join(b["text"] for b in blocks if isinstance(b, dict) and b.get("text"))
+        shown = "".join(_reasoning_text(b.get("reasoningContent")) for b in blocks)
         reasoning = [
             r
             for b in blocks
@@ -364,6 +373,7 @@ class AWSInterface(BaseLLMInterface):
             raw.get("stopReason"),
             _map_usage(raw.get("usage")),
             provider_data,
+            shown,
         )
 
     def _map_stop_reason(self, native: Any) -> str:
@@ -676,9 +686,13 @@ def _history_tool_names(messages: list[dict[str, Any]]) -> list[str]:
 
 
 def _map_options(req: Request) -> dict[str, Any]:
-    """inferenceConfig, with only what the caller set."""
+    """inferenceConfig, with only what the caller set (and maxTokens above a thinking
+    budget, which Claude requires)."""
+    max_tokens = req.max_tokens
+    if max_tokens is None and req.reasoning and req.reasoning.on and req.reasoning.budget:
+        max_tokens = req.reasoning.budget + DEFAULT_MAX_TOKENS
     fields = {
-        "maxTokens": req.max_tokens,
+        "maxTokens": max_tokens,
         "temperature": req.temperature,
         "topP": req.top_p,
         "stopSequences": req.stop,
@@ -703,6 +717,35 @@ def _check_native(client: Any, operation: str, kwargs: dict[str, Any]) -> None:
     validate_parameters(params, shape)
 
 
+def _map_reasoning(plan: Plan | None) -> dict[str, Any]:
+    """Reasoning per model family (the family's row in zerda.llm.reasoning.TABLE):
+    Claude's ``thinking`` in ``additionalModelRequestFields`` (a budget, or adaptive with
+    Converse's ``outputConfig.effort``), Amazon Nova 2's ``reasoningConfig``, gpt-oss's
+    ``reasoning_effort``: https://docs.aws.amazon.com/bedrock/latest/userguide/inference-reasoning.html"""
+    if plan is None:
+        return {}
+    style = plan.family.style
+    if not plan.on:
+        key = "reasoningConfig" if style == "nova" else "thinking"
+        return {"additionalModelRequestFields": {key: dict(plan.off)}}
+    if style == "nova":
+        config = {"type": "enabled", "maxReasoningEffort": plan.effort}
+        return {"additionalModelRequestFields": {"reasoningConfig": config}}
+    if style == "reasoning_effort":
+        return {"additionalModelRequestFields": {"reasoning_effort": plan.effort}}
+    if style not in ("budget", "adaptive"):
+        return {}  # a family that reasons with no switch (DeepSeek-R1)
+    thinking: dict[str, Any] = (
+        {"type": "enabled", "budget_tokens": plan.budget}
+        if plan.budget is not None
+        else {"type": "adaptive"}
+    )
+    native: dict[str, Any] = {"additionalModelRequestFields": {"thinking": thinking}}
+    if plan.effort is not None:
+        native["outputConfig"] = {"effort": plan.effort}
+    return native
+
+
 def _merge_native(kwargs: dict[str, Any], native: dict[str, Any]) -> dict[str, Any]:
     """``**native`` passed through; a dict given for a field Zerda also fills
     (inferenceConfig, toolConfig) is merged into it, the caller's keys winning."""
@@ -719,9 +762,26 @@ def _merge_native(kwargs: dict[str, Any], native: dict[str, Any]) -> dict[str, A
 
 
 def _map_usage(usage: Any) -> dict[str, Any] | None:
+    """DESIGN.md §12: ``inputTokens`` leaves out the cache reads and writes (``totalTokens``
+    is all four), so they are added; Converse does not report reasoning tokens:
+    https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_TokenUsage.html"""
     if not usage:
         return None
-    return {"input_tokens": usage.get("inputTokens"), "output_tokens": usage.get("outputTokens")}
+    read = usage.get("cacheReadInputTokens", usage.get("cacheReadInputTokenCount"))
+    write = usage.get("cacheWriteInputTokens", usage.get("cacheWriteInputTokenCount"))
+    return make_usage(
+        plus(usage.get("inputTokens"), read, write),
+        usage.get("outputTokens"),
+        cache_read=read,
+        cache_write=write,
+    )
+
+
+def _reasoning_text(block: Any) -> str:
+    """The shown text of a reasoningContent block ("" for redacted reasoning)."""
+    text = (block or {}).get("reasoningText") if isinstance(block, dict) else None
+    value = text.get("text") if isinstance(text, dict) else None
+    return value if isinstance(value, str) else ""
 
 
 def _keep_reasoning(block: dict[str, Any]) -> dict[str, Any] | None:
@@ -860,7 +920,9 @@ def _feed_delta(acc: StreamAccumulator, event: dict[str, Any]) -> list[dict[str,
     if "toolUse" in delta:
         return acc.add_arguments(index, (delta["toolUse"] or {}).get("input"))
     if "reasoningContent" in delta:
-        _add_reasoning(acc, index, delta["reasoningContent"] or {})
+        content = delta["reasoningContent"] or {}
+        _add_reasoning(acc, index, content)
+        return acc.reasoning(content.get("text"))
     return []
 
 

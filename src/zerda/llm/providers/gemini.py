@@ -44,8 +44,10 @@ from zerda.llm.errors import (
     malformed_response,
 )
 from zerda.llm.parts import b64decode, is_parts, text_of
+from zerda.llm.reasoning import Plan
 from zerda.llm.registry import Media
 from zerda.llm.tools import parse_gemini_tool_calls, to_gemini_tools
+from zerda.llm.usage import make_usage, plus
 
 if TYPE_CHECKING:
     from zerda.llm._stream import StreamAccumulator
@@ -212,6 +214,7 @@ class GeminiInterface(BaseLLMInterface):
             _native_stop(raw, candidate),
             _map_usage(raw.usage_metadata),
             _map_provider_data(parts),
+            _map_thoughts(parts),
         )
 
     def _map_stop_reason(self, native: Any) -> str:
@@ -289,7 +292,9 @@ class GeminiInterface(BaseLLMInterface):
         for part in _candidate_parts(candidate):
             if part.function_call is not None:
                 events += _feed_call(acc, part)
-            elif part.text and not part.thought:
+            elif part.text and part.thought:
+                events += acc.reasoning(part.text)
+            elif part.text:
                 events += acc.text(part.text)
         return events
 
@@ -475,6 +480,22 @@ def _map_options(req: Request) -> dict[str, Any]:
     return {k: v for k, v in options.items() if v is not None}
 
 
+def _map_reasoning(plan: Plan | None) -> dict[str, Any] | None:
+    """``thinking_config``: ``thinking_level`` (Gemini 3) or ``thinking_budget`` (2.5, or a
+    budget the caller gave), with ``include_thoughts`` so the thought parts come back:
+    https://ai.google.dev/gemini-api/docs/thinking"""
+    if plan is None:
+        return None
+    if not plan.on:
+        return {"thinking_budget": plan.off}
+    config: dict[str, Any] = {"include_thoughts": plan.summary}
+    if plan.budget is not None:
+        config["thinking_budget"] = plan.budget
+    elif plan.effort is not None:
+        config["thinking_level"] = plan.effort
+    return config
+
+
 def _map_config(req: Request, output: dict[str, Any] | None = None) -> dict[str, Any]:
     """The GenerateContentConfig fields (``output``: the structured-output ones);
     ``**native`` merged over them."""
@@ -490,6 +511,9 @@ def _map_config(req: Request, output: dict[str, Any] | None = None) -> dict[str,
             config["tool_config"] = tool_config
     config.update(_map_options(req))
     config.update(output)
+    thinking = _map_reasoning(req.reasoning)
+    if thinking:
+        config["thinking_config"] = thinking
     # Zerda passes declarations, never Python callables: the SDK's automatic function
     # calling has nothing to run, so its loop is skipped.
     config["automatic_function_calling"] = {"disable": True}
@@ -577,13 +601,28 @@ def _map_provider_data(parts: list[Any]) -> dict[str, Any] | None:
     return {"gemini": {"thought_signatures": signatures}} if any(signatures) else None
 
 
+def _map_thoughts(parts: list[Any]) -> str | None:
+    """The text of the parts with thought=true: the model's reasoning summary."""
+    return "".join(p.text for p in parts if p.text and p.thought) or None
+
+
 def _map_usage(usage: Any) -> dict[str, Any] | None:
+    """DESIGN.md §12: ``promptTokenCount`` already counts the cached tokens and
+    ``toolUsePromptTokenCount`` is input on top of it; ``candidatesTokenCount`` leaves out
+    the ``thoughtsTokenCount`` Google bills as output, so output is the two added
+    (https://ai.google.dev/api/generate-content#UsageMetadata). Gemini leaves zero counts
+    out of its JSON: in a usage that has a total, a missing addend is 0."""
     if usage is None:
         return None
-    return {
-        "input_tokens": usage.prompt_token_count,
-        "output_tokens": usage.candidates_token_count,
-    }
+    zero = 0 if usage.total_token_count is not None else None
+    prompt, tool_use = usage.prompt_token_count, usage.tool_use_prompt_token_count
+    candidates, thoughts = usage.candidates_token_count, usage.thoughts_token_count
+    return make_usage(
+        plus(prompt, tool_use, zero),
+        plus(candidates, thoughts, zero),
+        cache_read=usage.cached_content_token_count,
+        reasoning=thoughts,
+    )
 
 
 # --- errors -------------------------------------------------------------------------------

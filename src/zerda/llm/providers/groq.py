@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from zerda.llm.providers._openai_compat import OpenAICompatInterface
+from zerda.llm.providers._openai_compat import OpenAICompatInterface, _map_reasoning
+from zerda.llm.reasoning import Plan
 from zerda.llm.tools import _get
 
 
@@ -22,6 +23,15 @@ class GroqInterface(OpenAICompatInterface):
     # https://console.groq.com/docs/api-reference#chat-create
     max_tokens_field: ClassVar[str] = "max_completion_tokens"
     chat_path: ClassVar[str] = "/openai/v1/chat/completions"  # as groq's create() posts
+
+    def _map_reasoning(self, plan: Plan | None) -> dict[str, Any]:
+        """``reasoning_effort``, and ``reasoning_format`` "parsed" so the reasoning comes
+        back in ``message.reasoning`` rather than as ``<think>`` text in the content
+        ("hidden" with summary=False): https://console.groq.com/docs/reasoning"""
+        native = _map_reasoning(plan)
+        if plan is not None and plan.on:
+            native["reasoning_format"] = "parsed" if plan.summary else "hidden"
+        return native
 
     def _chunk_usage(self, chunk: Any) -> Any:
         # Groq puts a stream's usage under x_groq on the last chunk (newer responses also

@@ -19,10 +19,13 @@ from zerda.llm.providers._openai_compat import (
     OpenAICompatInterface,
     _body_message,
     _map_message,
+    _map_usage,
     _stream_error,
     _transport_error,
     data_url,
 )
+from zerda.llm.reasoning import Plan
+from zerda.llm.tools import _get
 
 T = TypeVar("T")
 
@@ -116,6 +119,26 @@ class MistralInterface(OpenAICompatInterface):
             mapped["name"] = message["name"]
         elif message["role"] == "assistant":
             _with_sdk_defaults(mapped)
+        return mapped
+
+    def _map_reasoning(self, plan: Plan | None) -> dict[str, Any]:
+        """``reasoning_effort`` on the adjustable models; Magistral always reasons and
+        takes ``prompt_mode: "reasoning"`` (its reasoning system prompt) instead:
+        https://docs.mistral.ai/capabilities/reasoning/"""
+        if plan is None:
+            return {}
+        if not plan.on:
+            return {"reasoning_effort": plan.off}
+        field = "prompt_mode" if plan.family.style == "prompt_mode" else "reasoning_effort"
+        return {field: plan.effort} if plan.effort is not None else {}
+
+    def _map_usage(self, usage: Any) -> dict[str, Any] | None:
+        """As OpenAI's, except that Mistral's ``prompt_tokens`` leaves out the
+        ``prompt_tokens_details.audio_tokens``, which are added."""
+        mapped = _map_usage(usage)
+        audio = _get(_get(usage, "prompt_tokens_details"), "audio_tokens")
+        if mapped and isinstance(audio, int) and mapped["input_tokens"] is not None:
+            mapped["input_tokens"] += audio
         return mapped
 
     # --- calls ---

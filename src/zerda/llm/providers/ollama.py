@@ -38,7 +38,9 @@ from zerda.llm.errors import (
     malformed_response,
 )
 from zerda.llm.parts import is_parts, text_of
+from zerda.llm.reasoning import Plan
 from zerda.llm.tools import _get, parse_ollama_tool_calls, to_ollama_tools
+from zerda.llm.usage import make_usage
 
 Event = dict[str, Any]
 T = TypeVar("T")
@@ -121,6 +123,14 @@ def _map_options(req: Request) -> dict[str, Any]:
     return {k: v for k, v in options.items() if v is not None}
 
 
+def _map_reasoning(plan: Plan | None) -> dict[str, Any]:
+    """``think``: true/false, or "low"/"medium"/"high" for gpt-oss, which cannot turn it
+    off (https://docs.ollama.com/capabilities/thinking)."""
+    if plan is None:
+        return {}
+    return {"think": plan.effort if plan.on else plan.off}
+
+
 def _as_dict(value: Any) -> dict[str, Any]:
     """A native ``options`` value (a dict or an ``ollama.Options``) as a plain dict."""
     if hasattr(value, "model_dump"):
@@ -144,10 +154,12 @@ def _merge_native(body: dict[str, Any], native: dict[str, Any]) -> dict[str, Any
 
 
 def _map_usage(raw: Any) -> dict[str, Any] | None:
+    """``prompt_eval_count`` (the prompt tokens evaluated) and ``eval_count`` (thinking
+    included); Ollama reports no cache or reasoning counts."""
     prompt, completion = _get(raw, "prompt_eval_count"), _get(raw, "eval_count")
     if prompt is None and completion is None:
         return None
-    return {"input_tokens": prompt, "output_tokens": completion}
+    return make_usage(prompt, completion)
 
 
 def _map_stop_reason(native: Any) -> str:
@@ -263,6 +275,7 @@ class OllamaInterface(BaseLLMInterface):
         if options:
             body["options"] = options
         body.update(self._native_output(req))
+        body.update(_map_reasoning(req.reasoning))
         self._check_native(req.native)
         body = _merge_native(body, req.native)
         if req.timeout is not None:  # taken out by _call: httpx's per-request timeout
@@ -347,7 +360,15 @@ class OllamaInterface(BaseLLMInterface):
         message = _get(raw, "message") or {}
         content = _get(message, "content") or None  # message.thinking is reasoning, not content
         calls = parse_ollama_tool_calls(message)
-        return self._make_result(content, calls, _get(raw, "done_reason"), _map_usage(raw))
+        thinking = _get(message, "thinking")
+        return self._make_result(
+            content,
+            calls,
+            _get(raw, "done_reason"),
+            _map_usage(raw),
+            None,
+            thinking if isinstance(thinking, str) else None,
+        )
 
     def _map_stop_reason(self, native: Any) -> str:
         return _map_stop_reason(native)
@@ -356,7 +377,8 @@ class OllamaInterface(BaseLLMInterface):
         """Ollama sends text deltas, each tool call whole, and the stop reason and usage on
         the last (``done``) chunk."""
         message = _get(chunk, "message") or {}
-        events = acc.text(_get(message, "content"))
+        events = acc.reasoning(_get(message, "thinking"))
+        events += acc.text(_get(message, "content"))
         for call in parse_ollama_tool_calls(message):
             events += acc.whole_call(call.id, call.name, call.arguments)
         if _get(chunk, "done"):
