@@ -65,6 +65,7 @@ def test_client_options_and_sdk_kwargs(mock_llm_server: MockLLMServer) -> None:
         "region": "us-east-1",
         "aws_access_key_id": "test",
         "aws_secret_access_key": "test",
+        "endpoint_urls": {"bedrock": f"{url}/bedrock", "s3": f"{url}/bedrock/s3"},
     }
     assert s.sdk_client_kwargs("openai") == {"base_url": f"{url}/openai/v1", "api_key": "test-key"}
     assert s.sdk_client_kwargs("mistral") == {"server_url": f"{url}/mistral", "api_key": "test-key"}

@@ -97,6 +97,13 @@ def _split(index: int, request: Any, seen: set[str]) -> tuple[str, dict[str, Any
     return caller_id, args
 
 
+def not_ended(batch_id: str, native_status: str) -> InvalidRequestError:
+    """The refusal of ``results()`` on a job that has not ended (one wording everywhere)."""
+    return InvalidRequestError(
+        f"batch {batch_id} is {native_status}: results exist once it has ended (job.wait())"
+    )
+
+
 def map_results(
     llm: BaseLLMInterface, ids: Sequence[str], outcomes: dict[str, ItemOutcome]
 ) -> dict[str, dict[str, Any]]:

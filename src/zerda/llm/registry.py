@@ -72,8 +72,9 @@ class Traits:
     - ``tool_choice``: the tool_choice values it enforces (``name``: a named tool).
     - ``parallel_tool_calls``: ``parallel_tool_calls=False`` can be sent.
     - ``batch``: the batch API ``llm.batch`` maps (``openai``: files + /v1/batches, also
-      Groq's;
-      ``anthropic``: Message Batches); None: ``batch`` is refused before anything is sent.
+      Groq's; ``anthropic``: Message Batches; ``mistral``: a file + /v1/batch/jobs;
+      ``gemini``: batchGenerateContent, inline or from a file; ``bedrock``: a model
+      invocation job on S3); None: ``batch`` is refused before anything is sent.
     """
 
     tool_name: str = NAME_64
@@ -244,6 +245,8 @@ _MISTRAL = ProviderSpec(
         native_output_with_tools=".*",
         strict_output_models=".*",
         parallel_tool_calls=True,
+        # https://docs.mistral.ai/capabilities/batch: a JSONL file, then /v1/batch/jobs.
+        batch="mistral",
     ),
 )
 
@@ -393,6 +396,9 @@ _BEDROCK = ProviderSpec(
         cache_points=True,
         # Converse has no parallel_tool_calls switch: sending False would be ignored.
         parallel_tool_calls=False,
+        # https://docs.aws.amazon.com/bedrock/latest/userguide/batch-inference-data.html:
+        # a JSONL file in S3, a model invocation job of the Converse type.
+        batch="bedrock",
     ),
 )
 
@@ -449,6 +455,8 @@ _GEMINI = ProviderSpec(
         # function declarations, Gemini 3 combines them
         # (https://ai.google.dev/gemini-api/docs/structured-output).
         native_output_with_tools="gemini-3",
+        # https://ai.google.dev/gemini-api/docs/batch-mode: inline requests, or a JSONL file.
+        batch="gemini",
     ),
 )
 
@@ -591,9 +599,35 @@ def media_types_table() -> str:
     return "\n".join(lines)
 
 
+# What each ``traits.batch`` value maps (docs/scale.md, "Batch APIs").
+BATCH_DOCS = {
+    "openai": 'a JSONL file uploaded with `purpose="batch"`, then a `/v1/batches` job on '
+    "`/v1/chat/completions` (24 h window); results from its output and error files",
+    "anthropic": "one Message Batches request (`/v1/messages/batches`); results from the "
+    "SDK's `batches.results`",
+    "mistral": 'a JSONL file uploaded with `purpose="batch"`, then a `/v1/batch/jobs` job '
+    "on `/v1/chat/completions`; results from its `output_file` and `error_file`",
+    "gemini": "one `batchGenerateContent` job (Batch Mode) of inline requests up to 20 MB, "
+    "else of a JSONL file uploaded with `files.upload`; results inline or from its results file",
+    "bedrock": "a JSONL file written to S3, then a model invocation job of the Converse type; "
+    "results from the `.jsonl.out` files in the output S3 location",
+}
+
+
+def batch_table() -> str:
+    """The Markdown table of the batch API each row maps (or its refusal)."""
+    lines = ["| provider | `llm.batch` sends |", "|---|---|"]
+    for spec in REGISTRY.values():
+        how = spec.traits.batch
+        cell = BATCH_DOCS[how] if how else "no batch API mapped: refused before anything is sent"
+        lines.append(f"| `{spec.name}` | {cell} |")
+    return "\n".join(lines)
+
+
 DOCS_TABLES = {
     "providers": providers_table,
     "rules": traits_table,
     "media": media_table,
     "media_types": media_types_table,
+    "batch": batch_table,
 }

@@ -1,4 +1,5 @@
-"""Batch APIs on MockLLMServer: OpenAI's files + /v1/batches and Anthropic's Message Batches.
+"""Batch APIs on MockLLMServer: OpenAI's files + /v1/batches and Anthropic's Message Batches
+here; Mistral's, Gemini's and Bedrock's (with the S3 calls it needs) in ``_batches_<wire>.py``.
 
 Close enough for the real SDKs: job creation, status transitions, results files. Each status
 request moves a job one step (OpenAI: ``validating`` -> ``in_progress`` -> ``completed``;
@@ -71,16 +72,29 @@ class BatchStore:
         self.lock = threading.Lock()
         self.files: dict[str, tuple[dict[str, Any], bytes]] = {}
         self.jobs: dict[str, _Job] = {}
+        self.objects: dict[tuple[str, str], bytes] = {}  # S3, for Bedrock: (bucket, key)
 
     def clear(self) -> None:
         with self.lock:
             self.files.clear()
             self.jobs.clear()
+            self.objects.clear()
+
+
+def _wire_module(wire: str) -> Any:
+    """The module serving ``wire``'s batch API, for the wires with their own module."""
+    from zerda.testing import _batches_bedrock, _batches_gemini, _batches_mistral
+
+    modules = {"mistral": _batches_mistral, "gemini": _batches_gemini, "bedrock": _batches_bedrock}
+    return modules.get(wire)
 
 
 def is_batch_path(wire: str, path: str) -> bool:
     if wire == "anthropic":
         return bool(ANTHROPIC_PATHS.fullmatch(path))
+    module = _wire_module(wire)
+    if module is not None:
+        return bool(module.PATHS.fullmatch(path))
     prefix = _PREFIXES.get(wire)
     return (
         prefix is not None
@@ -91,6 +105,9 @@ def is_batch_path(wire: str, path: str) -> bool:
 
 def handle(mock: MockLLMServer, wire: str, req: RecordedRequest, renderer: Any, host: str) -> Reply:
     """The reply to one batch API request."""
+    module = _wire_module(wire)
+    if module is not None:
+        return module.handle(mock, req, renderer)
     if wire in _PREFIXES:
         if not _validate.bearer_present(req):
             return renderer.render_error(ErrorReply(401, "Missing bearer authentication."))
@@ -104,6 +121,10 @@ def handle(mock: MockLLMServer, wire: str, req: RecordedRequest, renderer: Any, 
 
 def _json(status: int, body: Any, headers: dict[str, str] | None = None) -> Reply:
     return Reply(status, {**JSON, **(headers or {})}, body=json.dumps(body).encode())
+
+
+def jsonl_bytes(lines: list[dict[str, Any]]) -> bytes:
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
 
 
 def _new_id(prefix: str) -> str:

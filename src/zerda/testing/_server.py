@@ -351,6 +351,8 @@ class MockLLMServer:
                 "region": "us-east-1",
                 "aws_access_key_id": "test",
                 "aws_secret_access_key": "test",
+                # llm.batch's control plane and S3 (_batches_bedrock.py).
+                "endpoint_urls": {"bedrock": base, "s3": f"{base}/s3"},
             }
         return {"base_url": base, "api_key": "test-key"}
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from zerda.llm.batch import BatchStatus, ItemOutcome
+from zerda.llm.batch import BatchStatus, ItemOutcome, not_ended
 from zerda.llm.errors import (
     InvalidRequestError,
     TimeoutError,
@@ -91,6 +91,4 @@ def _item_error(result: Any, kind: str, provider: str) -> ZerdaError:
 
 
 def not_done(batch: Any) -> InvalidRequestError:
-    return InvalidRequestError(
-        f"batch {batch.id} is {batch.processing_status}: results exist once it has ended (job.wait())"
-    )
+    return not_ended(batch.id, str(batch.processing_status))

@@ -10,9 +10,10 @@ file (requests that failed: a non-200 ``response``, or ``error: {"code", "messag
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
-from zerda.llm.batch import BatchStatus, ItemOutcome, State
+from zerda.llm.batch import BatchStatus, ItemOutcome, State, not_ended
 from zerda.llm.errors import InvalidRequestError, UnknownError, error_from_status
 
 ENDPOINT = "/v1/chat/completions"
@@ -32,14 +33,15 @@ _STATES: dict[str, State] = {
 
 def map_batch_file(items: list[tuple[str, dict[str, Any]]]) -> bytes:
     """The JSONL input file."""
-    lines = [
-        json.dumps(
-            {"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": native},
-            ensure_ascii=False,
-        )
+    return jsonl(
+        {"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": native}
         for cid, native in items
-    ]
-    return ("\n".join(lines) + "\n").encode("utf-8")
+    )
+
+
+def jsonl(lines: Iterable[dict[str, Any]]) -> bytes:
+    """JSON Lines (https://jsonlines.org): one JSON object per line, UTF-8, each line ended."""
+    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8")
 
 
 def map_batch_status(batch: Any) -> BatchStatus:
@@ -71,22 +73,30 @@ def map_batch_output(text: str, provider: str) -> dict[str, ItemOutcome]:
 
 
 def _map_entry(entry: dict[str, Any], provider: str) -> ItemOutcome:
+    """One result line (OpenAI's and Mistral's shape): the answer when its response is a
+    200, else the error its response or its ``error`` gives."""
     error = entry.get("error")
     raw = entry.get("response")
     response: dict[str, Any] = raw if isinstance(raw, dict) else {}
     status = response.get("status_code")
     body = response.get("body")
-    if isinstance(error, dict) and error:
-        message = f"{error.get('code') or 'error'}: {error.get('message') or ''}".strip()
-        return ("error", UnknownError(message, provider=provider))
     if status == 200 and isinstance(body, dict):
         return ("ok", body)
+    if status is None and isinstance(error, dict) and error:
+        message = f"{error.get('code') or 'error'}: {error.get('message') or ''}".strip()
+        return ("error", UnknownError(message, provider=provider))
+    return ("error", error_from_status(status, _error_text(body, status), provider))
+
+
+def _error_text(body: Any, status: Any) -> str:
+    """The message of an error body: OpenAI nests it (``{"error": {"message"}}``), Mistral
+    does not (``{"object": "error", "message"}``)."""
     detail = body.get("error") if isinstance(body, dict) else None
     text = detail.get("message") if isinstance(detail, dict) else None
-    return ("error", error_from_status(status, str(text or f"HTTP {status}"), provider))
+    if text is None and isinstance(body, dict):
+        text = body.get("message")
+    return str(text or f"HTTP {status}")
 
 
 def not_done(batch: Any) -> InvalidRequestError:
-    return InvalidRequestError(
-        f"batch {batch.id} is {batch.status}: results exist once it has ended (job.wait())"
-    )
+    return not_ended(batch.id, str(batch.status))

@@ -22,15 +22,16 @@ import os
 import re
 import threading
 import weakref
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from zerda.llm._request import split_timeout
 from zerda.llm._retry import retry_after_from_headers
 from zerda.llm._strict_schema import to_strict_schema
 from zerda.llm.base import BaseLLMInterface, Request, Secret, signature_options, tool_output_text
+from zerda.llm.batch import BatchStatus, ItemOutcome
 from zerda.llm.errors import (
     AuthenticationError,
     ConnectionError,
@@ -46,6 +47,7 @@ from zerda.llm.errors import (
     malformed_response,
 )
 from zerda.llm.parts import b64decode, is_parts
+from zerda.llm.providers import _batch_bedrock
 from zerda.llm.reasoning import Plan
 from zerda.llm.tools import parse_bedrock_tool_calls, to_bedrock_tools
 from zerda.llm.usage import make_usage, plus
@@ -112,6 +114,7 @@ class AWSInterface(BaseLLMInterface):
         "_session",
         "_pool",
         "_timeout_clients",
+        "_service_clients",
     )
 
     def __init__(
@@ -124,6 +127,7 @@ class AWSInterface(BaseLLMInterface):
         aws_session_token: str | None = None,
         profile: str | None = None,
         pool_size: int = DEFAULT_POOL_SIZE,
+        endpoint_urls: Mapping[str, str] | None = None,
         **options: Any,
     ) -> None:
         if options.get("api_key") is not None:
@@ -139,6 +143,7 @@ class AWSInterface(BaseLLMInterface):
         super().__init__(model, **options)
         self.profile = profile
         self.pool_size = pool_size
+        self.endpoint_urls = _check_endpoint_urls(endpoint_urls)
         self._access_key_id = aws_access_key_id
         # Explicit credentials travel in a pickle; the credential chain's are found again
         # by the session rebuilt in the process that loads it.
@@ -151,6 +156,7 @@ class AWSInterface(BaseLLMInterface):
             weakref.finalize(self, _LOG_REDACTOR.discard, secret.reveal())
         self._session: Any = None
         self._timeout_clients: dict[float, Any] = {}  # per-call timeouts, see _client_for
+        self._service_clients: dict[str, Any] = {}  # llm.batch's bedrock and s3 clients
         self.region = region or getattr(getattr(self._client, "meta", None), "region_name", None)
         if self._client is None:
             self._session = self._make_session(aws_secret_access_key, aws_session_token)
@@ -162,6 +168,7 @@ class AWSInterface(BaseLLMInterface):
         secret, token = (c.reveal() if c else None for c in self._credentials)
         self._session = self._make_session(secret, token)
         self._timeout_clients = {}
+        self._service_clients = {}
         self._pool = self._make_pool()
 
     def _make_pool(self) -> ThreadPoolExecutor:
@@ -270,6 +277,8 @@ class AWSInterface(BaseLLMInterface):
         threads exit; a call running in one finishes first)."""
         with self._lock:
             clients, self._timeout_clients = list(self._timeout_clients.values()), {}
+            clients += self._service_clients.values()
+            self._service_clients = {}
         for client in clients:
             client.close()
         self._pool.shutdown(wait=False)
@@ -343,6 +352,88 @@ class AWSInterface(BaseLLMInterface):
         send = functools.partial(client.converse, **kwargs)
         # One attempt per pool job: the waits between attempts are awaited, not slept.
         return await self._retrying_async(lambda: loop.run_in_executor(self._pool, send))
+
+    # --- batch (model invocation jobs on S3; see _batch_bedrock) --------------------------
+
+    def _service_client(self, service: str) -> Any:
+        """The ``bedrock`` (control plane) or ``s3`` client of ``llm.batch``, built once from
+        the interface's session and region, at ``endpoint_urls[service]`` when given (S3
+        there in path style, as S3-compatible endpoints expect)."""
+        from botocore.config import Config
+
+        self._check_open()
+        with self._lock:
+            if service not in self._service_clients:
+                session = self._session or self.sdk.session.Session()  # type: ignore[union-attr]
+                endpoint = self.endpoint_urls.get(service)
+                config = Config(
+                    retries={"mode": "standard", "total_max_attempts": self.max_retries + 1}
+                )
+                if service == "s3" and endpoint is not None:
+                    config = config.merge(Config(s3={"addressing_style": "path"}))
+                self._service_clients[service] = session.client(
+                    service, region_name=self.region, endpoint_url=endpoint, config=config
+                )
+            return self._service_clients[service]
+
+    def _batch_submit(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        own, rest = _batch_bedrock.split_options(options)
+        bucket, prefix = _batch_bedrock.s3_location("input_s3_uri", own["input_s3_uri"])
+        key = _batch_bedrock.input_key(prefix, own["job_name"])
+        body = _batch_bedrock.map_batch_file(items)
+        self._service_client("s3").put_object(
+            Bucket=bucket, Key=key, Body=body, ContentType="application/jsonl"
+        )
+        args = _batch_bedrock.map_batch_job(self.model, own, f"s3://{bucket}/{key}", rest)
+        job = self._service_client("bedrock").create_model_invocation_job(**args)
+        return str(job["jobArn"])
+
+    def _get_job(self, batch_id: str) -> dict[str, Any]:
+        bedrock = self._service_client("bedrock")
+        return dict(bedrock.get_model_invocation_job(jobIdentifier=batch_id))
+
+    def _batch_poll(self, batch_id: str) -> BatchStatus:
+        return _batch_bedrock.map_batch_status(self._get_job(batch_id))
+
+    def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        bucket, prefix = _batch_bedrock.output_prefix(self._get_job(batch_id))
+        s3 = self._service_client("s3")
+        pages = s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        keys = [o["Key"] for page in pages for o in page.get("Contents", [])]
+        texts = [
+            s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode("utf-8")
+            for key in keys
+            if _batch_bedrock.is_result_file(key)
+        ]
+        return _batch_bedrock.map_batch_output("\n".join(texts), self.provider)
+
+    def _batch_cancel(self, batch_id: str) -> BatchStatus:
+        self._service_client("bedrock").stop_model_invocation_job(jobIdentifier=batch_id)
+        return self._batch_poll(batch_id)
+
+    # boto3 has no async client: the async hooks run the sync ones in the interface's pool.
+
+    async def _in_pool(self, call: Callable[..., T], *args: Any) -> T:
+        import asyncio  # loaded by now: this runs on an event loop
+
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, functools.partial(call, *args))
+
+    async def _batch_submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        return await self._in_pool(self._batch_submit, items, options)
+
+    async def _batch_poll_async(self, batch_id: str) -> BatchStatus:
+        return await self._in_pool(self._batch_poll, batch_id)
+
+    async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        return await self._in_pool(self._batch_fetch, batch_id)
+
+    async def _batch_cancel_async(self, batch_id: str) -> BatchStatus:
+        return await self._in_pool(self._batch_cancel, batch_id)
 
     # --- response -----------------------------------------------------------------------
 
@@ -799,6 +890,25 @@ def _keep_reasoning(block: dict[str, Any]) -> dict[str, Any] | None:
 def _b64(data: Any) -> str:
     raw = data if isinstance(data, bytes) else str(data).encode("utf-8")
     return base64.b64encode(raw).decode("ascii")
+
+
+# --- batch ----------------------------------------------------------------------------
+
+T = TypeVar("T")
+_SERVICES = ("bedrock", "s3")
+
+
+def _check_endpoint_urls(endpoint_urls: Mapping[str, str] | None) -> dict[str, str]:
+    """``endpoint_urls``: the endpoints of the other AWS services ``llm.batch`` calls
+    (``bedrock``, the control plane, and ``s3``); ``base_url`` is bedrock-runtime's only."""
+    urls = dict(endpoint_urls or {})
+    unknown = sorted(set(urls) - set(_SERVICES))
+    if unknown:
+        raise ValueError(
+            f"endpoint_urls: unknown service(s) {', '.join(map(repr, unknown))}; "
+            f"expected {' and '.join(map(repr, _SERVICES))}"
+        )
+    return urls
 
 
 # --- errors ---------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import base64
 import binascii
 import builtins
 import functools
+import io
 import json
 import re
 import sys
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from zerda.llm._retry import retry_after_from_headers
 from zerda.llm.base import BaseLLMInterface, Request, signature_options
+from zerda.llm.batch import BatchStatus, ItemOutcome
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
@@ -44,6 +46,7 @@ from zerda.llm.errors import (
     malformed_response,
 )
 from zerda.llm.parts import b64decode, is_parts, text_of
+from zerda.llm.providers import _batch_gemini
 from zerda.llm.reasoning import Plan
 from zerda.llm.registry import Media
 from zerda.llm.tools import parse_gemini_tool_calls, to_gemini_tools
@@ -194,6 +197,65 @@ class GeminiInterface(BaseLLMInterface):
         return await self._retrying_async(
             lambda: self.async_client.models.generate_content(**kwargs)
         )
+
+    # --- batch (Batch Mode with inline requests; see _batch_gemini) ------------------------
+
+    def _batch_submit(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        options = dict(options)
+        use_file = _batch_gemini.uses_file(items, options.pop("input", None))
+        config = _batch_gemini.map_batch_job(items, options)
+        src: Any = _batch_gemini.map_batch_requests(items)
+        if use_file:
+            data = _batch_gemini.map_batch_file(items, self.client._api_client)
+            upload = _batch_gemini.map_upload(config)
+            src = self.client.files.upload(file=io.BytesIO(data), config=upload).name
+        return str(self.client.batches.create(model=self.model, src=src, config=config).name)
+
+    async def _batch_submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        options = dict(options)
+        use_file = _batch_gemini.uses_file(items, options.pop("input", None))
+        config = _batch_gemini.map_batch_job(items, options)
+        src: Any = _batch_gemini.map_batch_requests(items)
+        client = self.async_client
+        if use_file:
+            data = _batch_gemini.map_batch_file(items, client._api_client)
+            upload = _batch_gemini.map_upload(config)
+            src = (await client.files.upload(file=io.BytesIO(data), config=upload)).name
+        return str((await client.batches.create(model=self.model, src=src, config=config)).name)
+
+    def _batch_poll(self, batch_id: str) -> BatchStatus:
+        return _batch_gemini.map_batch_status(self.client.batches.get(name=batch_id))
+
+    async def _batch_poll_async(self, batch_id: str) -> BatchStatus:
+        return _batch_gemini.map_batch_status(await self.async_client.batches.get(name=batch_id))
+
+    def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        job = self.client.batches.get(name=batch_id)
+        name = _batch_gemini.results_file(job)
+        if name is None:
+            return _batch_gemini.map_batch_output(job, self.provider)
+        text = self.client.files.download(file=name).decode("utf-8")
+        return _batch_gemini.map_batch_file_output(text, self.sdk.types, self.provider)  # type: ignore[union-attr]
+
+    async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        job = await self.async_client.batches.get(name=batch_id)
+        name = _batch_gemini.results_file(job)
+        if name is None:
+            return _batch_gemini.map_batch_output(job, self.provider)
+        text = (await self.async_client.files.download(file=name)).decode("utf-8")
+        return _batch_gemini.map_batch_file_output(text, self.sdk.types, self.provider)  # type: ignore[union-attr]
+
+    def _batch_cancel(self, batch_id: str) -> BatchStatus:
+        self.client.batches.cancel(name=batch_id)  # answers nothing: the job says where it is
+        return self._batch_poll(batch_id)
+
+    async def _batch_cancel_async(self, batch_id: str) -> BatchStatus:
+        await self.async_client.batches.cancel(name=batch_id)
+        return await self._batch_poll_async(batch_id)
 
     # --- retries (Zerda's: base.py runs the loop and decides) -----------------------------
 

@@ -13,8 +13,9 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, ClassVar, TypeVar
 
+from zerda.llm.batch import BatchStatus, ItemOutcome
 from zerda.llm.errors import ServerError, ZerdaError, error_from_status, malformed_response
-from zerda.llm.providers import _mistral_post
+from zerda.llm.providers import _batch_mistral, _batch_openai, _mistral_post
 from zerda.llm.providers._openai_compat import (
     OpenAICompatInterface,
     _body_message,
@@ -194,6 +195,61 @@ class MistralInterface(OpenAICompatInterface):
         opened = await self._retrying_async(lambda: _mistral_post.open_stream_async(chat, options))
         async with opened as events:
             yield _mistral_post.chunks_async(events, self.provider, self._error_event)
+
+    # --- batch (traits.batch == "mistral"; see _batch_mistral) ---
+
+    def _batch_submit(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        file = self.client.files.upload(file=_batch_mistral.map_batch_file(items), purpose="batch")
+        job_args = _batch_mistral.map_batch_job(file.id, self.model, options)
+        return str(self.client.batch.jobs.create(**job_args).id)
+
+    async def _batch_submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        client = self.async_client
+        upload = _batch_mistral.map_batch_file(items)
+        file = await client.files.upload_async(file=upload, purpose="batch")
+        job_args = _batch_mistral.map_batch_job(file.id, self.model, options)
+        return str((await client.batch.jobs.create_async(**job_args)).id)
+
+    def _batch_poll(self, batch_id: str) -> BatchStatus:
+        return _batch_mistral.map_batch_status(self.client.batch.jobs.get(job_id=batch_id))
+
+    async def _batch_poll_async(self, batch_id: str) -> BatchStatus:
+        job = await self.async_client.batch.jobs.get_async(job_id=batch_id)
+        return _batch_mistral.map_batch_status(job)
+
+    def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        files = _batch_mistral.result_files(self.client.batch.jobs.get(job_id=batch_id))
+        texts = []
+        for file_id in files:
+            response = self.client.files.download(file_id=file_id)  # a streamed httpx.Response
+            try:
+                texts.append(response.read().decode("utf-8"))
+            finally:
+                response.close()
+        return _batch_openai.map_batch_output("\n".join(texts), self.provider)
+
+    async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        client = self.async_client
+        files = _batch_mistral.result_files(await client.batch.jobs.get_async(job_id=batch_id))
+        texts = []
+        for file_id in files:
+            response = await client.files.download_async(file_id=file_id)
+            try:
+                texts.append((await response.aread()).decode("utf-8"))
+            finally:
+                await response.aclose()
+        return _batch_openai.map_batch_output("\n".join(texts), self.provider)
+
+    def _batch_cancel(self, batch_id: str) -> BatchStatus:
+        return _batch_mistral.map_batch_status(self.client.batch.jobs.cancel(job_id=batch_id))
+
+    async def _batch_cancel_async(self, batch_id: str) -> BatchStatus:
+        job = await self.async_client.batch.jobs.cancel_async(job_id=batch_id)
+        return _batch_mistral.map_batch_status(job)
 
     # --- errors ---
 

@@ -1,0 +1,217 @@
+"""Gemini Batch Mode (https://ai.google.dev/gemini-api/docs/batch-mode), for ``llm.batch``.
+
+Up to 20 MB, the requests travel inline: ``client.batches.create(model=...,
+src=[InlinedRequest...])``, each ``{"contents", "config", "metadata": {"key": caller id}}``;
+google-genai turns them into ``POST /v1beta/models/{model}:batchGenerateContent`` with
+``batch.inputConfig.requests`` (https://ai.google.dev/api/batch-api#method:-models.batchgeneratecontent),
+converting each config as ``generate_content`` would (system instruction, tools and tool
+config move into the request). Past 20 MB ("If the total size of your requests exceeds 20MB,
+use a JSONL file", https://ai.google.dev/gemini-api/docs/batch-mode#input-file), or with
+``input="file"``, they go in a JSONL file uploaded with ``client.files.upload``, one line
+``{"key": caller id, "request": GenerateContentRequest}`` per request, and the job names it
+(``src="files/..."``); each request is converted by google-genai's own converter of inline
+requests (a private function: see ``_rest_request``).
+
+A job is ``JOB_STATE_PENDING`` / ``RUNNING`` until ``SUCCEEDED``, ``FAILED``, ``CANCELLED`` or
+``EXPIRED`` (google-genai renames the API's ``BATCH_STATE_*``); a finished job holds its
+answers in ``dest.inlined_responses`` (inline input) or in the file ``dest.file_name`` (file
+input, read with ``client.files.download``, one line ``{"key", "response"}`` or ``{"key",
+"error"}`` per request): per request a ``GenerateContentResponse`` or an ``error`` (a
+google.rpc.Status, whose ``code`` is a gRPC code).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from zerda.llm.batch import BatchStatus, ItemOutcome, State, not_ended
+from zerda.llm.errors import InvalidRequestError, error_from_status
+from zerda.llm.providers._batch_openai import jsonl
+
+# https://ai.google.dev/gemini-api/docs/batch-mode: inline requests up to 20 MB in all.
+INLINE_LIMIT = 20_000_000
+INPUTS = ("inline", "file")
+
+# google-genai's JobState values (types.JobState).
+_STATES: dict[str, State] = {
+    "JOB_STATE_SUCCEEDED": "ended",
+    "JOB_STATE_PARTIALLY_SUCCEEDED": "ended",
+    "JOB_STATE_FAILED": "failed",
+    "JOB_STATE_CANCELLED": "cancelled",
+    "JOB_STATE_EXPIRED": "expired",
+}
+
+# google.rpc.Code -> HTTP status (https://cloud.google.com/apis/design/errors#handling_errors).
+_GRPC_STATUS = {
+    1: 499,
+    2: 500,
+    3: 400,
+    4: 504,
+    5: 404,
+    6: 409,
+    7: 403,
+    8: 429,
+    9: 400,
+    10: 409,
+    11: 400,
+    12: 501,
+    13: 500,
+    14: 503,
+    15: 500,
+    16: 401,
+}
+
+
+def map_batch_requests(items: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The inline requests: each generate_content request, its caller id in ``metadata``."""
+    return [
+        {
+            "contents": native["contents"],
+            "config": _map_config(native["config"]),
+            "metadata": {"key": cid},
+        }
+        for cid, native in items
+    ]
+
+
+def uses_file(items: list[tuple[str, dict[str, Any]]], choice: Any) -> bool:
+    """Whether the requests go in a JSONL file: as ``input=`` asks, else when inline they
+    would pass the 20 MB the API takes inline."""
+    if choice is not None and choice not in INPUTS:
+        raise InvalidRequestError(
+            f"batch: gemini's input= is 'inline' or 'file', not {choice!r}; nothing was sent"
+        )
+    if choice is not None:
+        return bool(choice == "file")
+    return _inline_size(items) > INLINE_LIMIT
+
+
+def _inline_size(items: list[tuple[str, dict[str, Any]]]) -> int:
+    """About the bytes of the inline requests (their JSON: contents and config)."""
+    return sum(
+        _json_size(native["contents"]) + len(native["config"].model_dump_json(exclude_none=True))
+        for _, native in items
+    )
+
+
+def _json_size(value: Any) -> int:
+    """About the length of ``value`` as JSON, its bytes counted as the base64 they travel as."""
+    if isinstance(value, bytes):
+        return (len(value) + 2) // 3 * 4
+    if isinstance(value, dict):
+        members = [len(str(k)) + 4 + _json_size(v) for k, v in value.items()]
+        return sum(members) + 2 * max(len(members) - 1, 0) + 2
+    if isinstance(value, list):
+        return sum(_json_size(v) for v in value) + 2 * max(len(value) - 1, 0) + 2
+    return len(str(value)) + 2
+
+
+def map_batch_file(items: list[tuple[str, dict[str, Any]]], api_client: Any) -> bytes:
+    """The JSONL input file: ``{"key", "request"}`` per request."""
+    return jsonl(
+        {"key": cid, "request": _rest_request(api_client, native)} for cid, native in items
+    )
+
+
+def _rest_request(api_client: Any, native: dict[str, Any]) -> dict[str, Any]:
+    """The GenerateContentRequest JSON of one request, converted as google-genai converts an
+    inline request (``batches._InlinedRequest_to_mldev``, then the JSON encoding its
+    ``_create`` applies): private functions of google-genai, checked by a canary test
+    (tests/llm/test_batch_native.py) and pinned in pyproject.toml."""
+    from google.genai import _common, batches, types
+
+    inline = types.InlinedRequest(contents=native["contents"], config=_map_config(native["config"]))
+    converted = batches._InlinedRequest_to_mldev(api_client, inline)
+    encoded: Any = _common.encode_unserializable_types(_common.convert_to_dict(converted))
+    return dict(encoded["request"])
+
+
+def _map_config(config: Any) -> Any:
+    """The request's config less ``http_options``: a per-call timeout means nothing to a job."""
+    return config.model_copy(update={"http_options": None})
+
+
+def map_batch_job(
+    items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+) -> dict[str, Any]:
+    """``batches.create``'s ``config``: the API requires a ``display_name``
+    (https://ai.google.dev/api/batch-api#GenerateContentBatch); ``options`` go over it."""
+    return {"display_name": f"zerda batch of {len(items)} requests", **options}
+
+
+def map_upload(config: dict[str, Any]) -> dict[str, Any]:
+    """``files.upload``'s config for the input file (its mime type as the batch-mode docs
+    give it)."""
+    return {"mime_type": "jsonl", "display_name": str(config["display_name"])}
+
+
+def map_batch_status(job: Any) -> BatchStatus:
+    native = str(getattr(job.state, "value", job.state))
+    responses = _responses(job)
+    failed = sum(1 for r in responses if r.error is not None)
+    return BatchStatus(
+        id=str(job.name),
+        state=_STATES.get(native, "in_progress"),
+        native_status=native,
+        total=len(responses),
+        succeeded=len(responses) - failed,
+        failed=failed,
+    )
+
+
+def _responses(job: Any) -> list[Any]:
+    dest = job.dest
+    return list(getattr(dest, "inlined_responses", None) or [])
+
+
+def results_file(job: Any) -> str | None:
+    """The results file of an ended job of file input (None for inline input); a job not
+    ended has no results yet."""
+    if map_batch_status(job).state == "in_progress":
+        raise not_done(job)
+    name = getattr(job.dest, "file_name", None)
+    return name if isinstance(name, str) and name else None
+
+
+def map_batch_output(job: Any, provider: str) -> dict[str, ItemOutcome]:
+    """caller id -> the GenerateContentResponse, or the item's error (inline results)."""
+    outcomes: dict[str, ItemOutcome] = {}
+    for entry in _responses(job):
+        key = (entry.metadata or {}).get("key")
+        if isinstance(key, str):
+            outcomes[key] = _map_entry(entry.response, entry.error, provider)
+    return outcomes
+
+
+def map_batch_file_output(text: str, types: Any, provider: str) -> dict[str, ItemOutcome]:
+    """caller id -> the response, or the item's error, from a results file (``types``:
+    google.genai.types, which reads the API's camelCase JSON)."""
+    outcomes: dict[str, ItemOutcome] = {}
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+            key = str(entry["key"])
+            raw = entry.get("response")
+            response = None if raw is None else types.GenerateContentResponse.model_validate(raw)
+            error = (
+                None
+                if entry.get("error") is None
+                else types.JobError.model_validate(entry["error"])
+            )
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue  # not a result line: the ids it would answer get "no result" errors
+        outcomes[key] = _map_entry(response, error, provider)
+    return outcomes
+
+
+def _map_entry(response: Any, error: Any, provider: str) -> ItemOutcome:
+    if error is None and response is not None:
+        return ("ok", response)
+    status = _GRPC_STATUS.get(getattr(error, "code", None) or 2, 500)
+    message = str(getattr(error, "message", None) or "the batch returned no response")
+    return ("error", error_from_status(status, message, provider))
+
+
+def not_done(job: Any) -> InvalidRequestError:
+    return not_ended(str(job.name), str(getattr(job.state, "value", job.state)))
