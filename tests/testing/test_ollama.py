@@ -5,6 +5,7 @@ errors and faults."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import httpx
@@ -281,10 +282,30 @@ def test_stream_lines() -> None:
 
 
 def test_string_arguments_are_sent_as_the_string() -> None:
-    script = Script(tool_calls=[ScriptedCall("f", "not json")])
+    script = Script(tool_calls=[ScriptedCall("f", "not json", "call_f")])
     reply = _render_ollama.render(script, _req({"model": "m", "stream": False}))
     calls = json.loads(reply.body or b"")["message"]["tool_calls"]
-    assert calls == [{"function": {"index": 0, "name": "f", "arguments": "not json"}}]
+    assert calls == [
+        {"id": "call_f", "function": {"index": 0, "name": "f", "arguments": "not json"}}
+    ]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_calls_without_a_scripted_id_get_ollamas_own(stream: bool) -> None:
+    """Ollama names each native call ``call_`` + 8 lowercase alphanumerics (recording
+    ollama/langchaingo@8d98658ae2a1__llms.ollama.TestCloudToolCall__i00), in streams too."""
+    script = Script(tool_calls=[ScriptedCall("f", {"a": 1}), ScriptedCall("g", {})])
+    reply = _render_ollama.render(script, _req({"model": "m", "stream": stream}))
+    lines = (
+        [json.loads(c) for c in reply.chunks] if reply.chunks else [json.loads(reply.body or b"")]
+    )
+    calls = [c for line in lines for c in line["message"].get("tool_calls", [])]
+    ids = [c["id"] for c in calls]
+    assert all(re.fullmatch(r"call_[a-z0-9]{8}", i) for i in ids) and len(set(ids)) == 2
+    assert calls == [
+        {"id": ids[0], "function": {"index": 0, "name": "f", "arguments": {"a": 1}}},
+        {"id": ids[1], "function": {"index": 1, "name": "g", "arguments": {}}},
+    ]
 
 
 def test_error_bodies() -> None:

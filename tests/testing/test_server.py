@@ -112,10 +112,12 @@ def test_routes_by_provider_prefix(
 
 
 def test_unknown_path_is_404_naming_provider_and_path(mock_llm_server: MockLLMServer) -> None:
-    resp = post(mock_llm_server, "/openai/v1/completions")
+    """Where the provider's own answer to an unknown URL was not seen (Gemini's), the 404
+    names the provider and path (test_wire_details.py has the providers' own)."""
+    resp = post(mock_llm_server, "/gemini/v1beta/models/m:countTokenz")
     assert resp.status_code == 404
     assert resp.json()["error"]["message"] == (
-        "MockLLMServer: unknown path for openai: POST /v1/completions"
+        "MockLLMServer: unknown path for gemini: POST /v1beta/models/m:countTokenz"
     )
 
 

@@ -205,19 +205,45 @@ def _from_answer_tool(result: dict[str, Any], name: str) -> dict[str, Any]:
     answers = [c for c in result["tool_calls"] if c["name"] == name]
     if not answers:
         return result
-    calls = [c for c in result["tool_calls"] if c["name"] != name]
+    kept = [i for i, c in enumerate(result["tool_calls"]) if c["name"] != name]
+    calls = [result["tool_calls"][i] for i in kept]
     content = answer_text(answers[0]["arguments"])
     message = {**result["message"], "content": content, "tool_calls": calls}
     stop = result["stop_reason"]
     if not calls and stop == "tool_use":
         stop = "end_turn"
-    return {
+    out = {
         **result,
         "content": content,
         "tool_calls": calls,
         "stop_reason": stop,
         "message": message,
     }
+    return _align_provider_data(out, kept)
+
+
+def _align_provider_data(result: dict[str, Any], kept: list[int]) -> dict[str, Any]:
+    """Gemini's thought signatures are aligned with tool_calls: keep those of the calls
+    kept, and none at all when no kept call has one (the answer tool's signature goes with
+    its call; a signed answer is what Gemini thinking models send)."""
+    data = result.get("provider_data")
+    if not isinstance(data, dict) or not isinstance(data.get("gemini"), dict):
+        return result
+    gemini: dict[str, Any] = data["gemini"]
+    signatures = gemini.get("thought_signatures")
+    if not isinstance(signatures, list):
+        return result
+    aligned = [signatures[i] if i < len(signatures) else None for i in kept]
+    rest = {k: v for k, v in data.items() if k != "gemini"}
+    others = {k: v for k, v in gemini.items() if k != "thought_signatures"}
+    if any(aligned):
+        others["thought_signatures"] = aligned
+    new = {**rest, **({"gemini": others} if others else {})} or None
+    out = {k: v for k, v in result.items() if k != "provider_data"}
+    message = {k: v for k, v in result["message"].items() if k != "provider_data"}
+    if new is not None:
+        out["provider_data"] = message["provider_data"] = new
+    return {**out, "message": message}
 
 
 def answer_text(arguments: Any) -> str:

@@ -9,6 +9,7 @@ with MockLLMServer() as server:
 
 from __future__ import annotations
 
+from zerda.testing._render_gemini import THOUGHT_SIGNATURE as GEMINI_THOUGHT_SIGNATURE
 from zerda.testing._script import (
     ErrorReply,
     Fault,
@@ -22,6 +23,7 @@ from zerda.testing._script import (
 from zerda.testing._server import PROVIDERS, MockLLMServer
 
 __all__ = [
+    "GEMINI_THOUGHT_SIGNATURE",
     "PROVIDERS",
     "ErrorReply",
     "Fault",

@@ -4,8 +4,10 @@ and ``:streamGenerateContent?alt=sse`` (SSE ``data: {...}\\r\\n\\r\\n`` lines).
 Gemini sends function calls whole, never as argument fragments: in streams, ``fragments``
 splits the text only, and the function-call parts arrive together in the last chunk with
 the finish reason and usage (``interleave`` changes nothing). Tool calls carry no id unless
-the script gives one, and ``thoughtSignature`` comes from
-``provider_data["gemini"]["thought_signatures"]`` (one per call, ``None`` for none).
+the script gives one. ``thoughtSignature`` is on the first ``functionCall`` part of a turn,
+as thinking models (Gemini 2.5 and later) send it, with :data:`THOUGHT_SIGNATURE` as its
+value; ``provider_data["gemini"]["thought_signatures"]`` (one per call, ``None`` for none)
+sets them instead, and Gemini 1.x and 2.0 models send none.
 
 Gemini's ``args`` is always an object, so a script's str arguments (the invalid-JSON case)
 are sent as a JSON string, which google-genai rejects with a validation error: that case
@@ -15,6 +17,7 @@ cannot reach an application through the Gemini SDK.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import string
 from typing import Any
@@ -49,6 +52,13 @@ _JSON = {"content-type": "application/json; charset=UTF-8"}
 _SSE = {"content-type": "text/event-stream"}
 _ID_CHARS = string.ascii_letters + string.digits + "-_"
 
+# The mock's thought signature: opaque base64, as Gemini's are. A client must send it back
+# on the same part of the model turn (https://ai.google.dev/gemini-api/docs/thought-signatures).
+THOUGHT_SIGNATURE = "Cj4BemVyZGEgbW9jayB0aG91Z2h0IHNpZ25hdHVyZTogc2VuZCBpdCBiYWNrIGFzIGl0IGNhbWU="
+# Models that do not think and sign no call (recorded gemini-2.0-flash, gemini-1.5-flash
+# exchanges carry no thoughtSignature; every gemini-2.5 and gemini-3 one with calls does).
+_UNSIGNED_MODELS = re.compile(r"(models/)?gemini-(1\.|2\.0)")
+
 
 def wants_stream(req: RecordedRequest) -> bool:
     return req.path.endswith(":streamGenerateContent")
@@ -67,7 +77,7 @@ def render(script: Script, req: RecordedRequest) -> Reply:
         chunks = [_sse(c) for c in _stream_chunks(script, model, response_id)]
         # The last chunk carries finishReason and usage; a stream_error replaces it.
         return Reply(200, dict(_SSE), chunks=chunks, closing_chunks=1)
-    body = _response(_parts(script), script, model, response_id, final=True)
+    body = _response(_parts(script, model), script, model, response_id, final=True)
     return Reply(200, dict(_JSON), body=_dumps(body))
 
 
@@ -98,14 +108,14 @@ def _response(
     }
 
 
-def _parts(script: Script) -> list[dict[str, Any]]:
+def _parts(script: Script, model: str) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = [{"text": script.text}] if script.text else []
-    parts.extend(_call_parts(script))
+    parts.extend(_call_parts(script, model))
     return parts
 
 
-def _call_parts(script: Script) -> list[dict[str, Any]]:
-    signatures = _thought_signatures(script)
+def _call_parts(script: Script, model: str) -> list[dict[str, Any]]:
+    signatures = _thought_signatures(script, model)
     parts = []
     for position, call in enumerate(script.tool_calls):
         # Gemini sends args as an object; a str argument can only be sent as itself.
@@ -122,7 +132,7 @@ def _call_parts(script: Script) -> list[dict[str, Any]]:
 
 def _stream_chunks(script: Script, model: str, response_id: str) -> list[dict[str, Any]]:
     texts = split_fragments(script.text, script.fragments) if script.text else []
-    call_parts = _call_parts(script)
+    call_parts = _call_parts(script, model)
     # The last chunk carries the finish reason: the calls' chunk, else the last text's.
     chunk_parts = [[{"text": t}] for t in texts]
     if call_parts or not chunk_parts:
@@ -147,12 +157,19 @@ def _error_body(err: ErrorReply) -> dict[str, Any]:
 # -- shared pieces -------------------------------------------------------------------------
 
 
-def _thought_signatures(script: Script) -> list[str | None]:
-    """The script's signatures (Gemini 2.5 and later put one on the first ``functionCall``
-    part of a turn, as the recordings show; a script asks for it explicitly, so that results
-    without provider_data stay the default)."""
+def _thought_signatures(script: Script, model: str) -> list[str | None]:
+    """The script's signatures, else today's: Gemini 2.5 and later put one on the first
+    ``functionCall`` part of a turn and none on the others (recordings
+    gemini/pydantic-ai__google.test_output.test_google_default_tools_use_validated_mode__i00,
+    gemini-2.5-flash; gemini/pydantic-ai__test_google.test_google_instructions_only_with_tool_calls__i00,
+    gemini-3-flash-preview, three calls, the first signed); 1.x and 2.0 models sign nothing
+    (gemini/pydantic-ai__test_google.test_google_tool_output__i00, gemini-2.0-flash)."""
     data = (script.provider_data or {}).get("gemini") or {}
-    return list(data.get("thought_signatures") or [])
+    if "thought_signatures" in data:
+        return list(data["thought_signatures"] or [])
+    if not script.tool_calls or _UNSIGNED_MODELS.match(model):
+        return []
+    return [THOUGHT_SIGNATURE]
 
 
 def _finish_reason(script: Script) -> str:

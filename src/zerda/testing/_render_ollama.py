@@ -1,8 +1,8 @@
 """Ollama's native /api/chat wire format (JSON and NDJSON), plus its OpenAI-compatible
 /v1/chat/completions endpoint.
 
-Native responses carry tool-call arguments as objects and no call ids (an id is sent only
-when the script gives one), say ``done_reason: "stop"`` even when calling tools, and count
+Native responses carry tool-call arguments as objects, an ``id`` per call (``call_`` and 8
+lowercase alphanumerics, unless the script gives one) and ``function.index``, say ``done_reason: "stop"`` even when calling tools, and count
 tokens as ``prompt_eval_count``/``eval_count``. A stream sends all tool calls in one chunk,
 as Ollama does, so ``fragments`` and ``interleave`` apply to text only.
 """
@@ -104,20 +104,17 @@ def _head(script: Script, req: RecordedRequest) -> dict[str, Any]:
 
 
 def _tool_call(call: ScriptedCall, index: int) -> dict[str, Any]:
-    """Today's native tool call: ``function.index`` and the ``id`` (recording
+    """Today's native tool call: the ``id`` and ``function.index`` (recording
     ollama/langchaingo@8d98658ae2a1__llms.ollama.TestCloudToolCall__i00:
-    ``{"id": "call_mo1wm122", "function": {"index": 0, "name", "arguments"}}``). The id is
-    sent when the script gives one (older Ollama versions send none, and results built
-    from the same script must match between generate and stream)."""
+    ``{"id": "call_mo1wm122", "function": {"index": 0, "name", "arguments"}}``)."""
     # A str argument is sent as is: the only way to show a client non-object arguments.
     function = {"index": index, "name": call.name, "arguments": call.arguments}
-    if call.id is None:
-        return {"function": function}
     return {"id": call.id, "function": function}
 
 
 def _tool_calls(script: Script) -> list[dict[str, Any]]:
-    return [_tool_call(c, i) for i, c in enumerate(script.tool_calls)]
+    calls = _OPENAI_COMPAT.with_ids(script.tool_calls)  # Ollama's one id style on both paths
+    return [_tool_call(c, i) for i, c in enumerate(calls)]
 
 
 def _message(script: Script) -> dict[str, Any]:

@@ -1,12 +1,13 @@
-"""Script files: queued responses in a small JSON file, for ``zerda mock-server --script``
-and ``MockLLMServer.load_script``.
+"""Script files: queued responses in a small JSON or YAML file, for ``zerda mock-server
+--script`` and ``MockLLMServer.load_script``.
 
 The file holds a list of responses, or an object ``{"responses": [...], "default": {...}}``.
 Each response is a dict of ``Script`` fields (``text``, ``tool_calls``, ``stop_reason``,
-``usage``...), or ``{"error": {"status", "message", "retry_after", "error_type"}}``, with an
+``usage``...), or ``{"error": {"status", "message", "retry_after", "error_type", "fields"}}``, with an
 optional ``"provider"`` (default: the shared queue, for whichever provider asks next).
 ``default`` (Script fields, optional ``provider``) answers once the queues are empty.
-JSON only: no YAML parser is a Zerda dependency.
+A file named ``*.yaml`` / ``*.yml`` is read with PyYAML when it is installed (it is not a
+Zerda dependency: ``pip install pyyaml``); any other name is JSON.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from zerda.testing._server import MockLLMServer
 
-_ERROR_FIELDS = frozenset({"status", "message", "retry_after", "error_type", "delay"})
+_ERROR_FIELDS = frozenset({"status", "message", "retry_after", "error_type", "delay", "fields"})
 
 
 class ScriptFileError(ValueError):
@@ -30,9 +31,10 @@ def load_script(server: MockLLMServer, path: str | os.PathLike[str]) -> int:
     """Queue the responses of the script file at ``path`` on ``server``; return how many."""
     file = Path(path)
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
         raise ScriptFileError(f"{file}: {exc}") from exc
+    data = _parse(file, text)
     responses, default = _parts(file, data)
     for index, entry in enumerate(responses):
         _queue(server, file, index, entry)
@@ -41,6 +43,25 @@ def load_script(server: MockLLMServer, path: str | os.PathLike[str]) -> int:
         provider = fields.pop("provider", None)
         _checked(file, "default", lambda: server.set_default(provider, **fields))
     return len(responses)
+
+
+def _parse(file: Path, text: str) -> Any:
+    if file.suffix.lower() not in (".yaml", ".yml"):
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise ScriptFileError(f"{file}: {exc}") from exc
+    try:
+        import yaml  # type: ignore[import-untyped]
+    except ImportError:
+        raise ScriptFileError(
+            f"{file}: reading a YAML script file needs PyYAML (pip install pyyaml); "
+            "or write it as JSON"
+        ) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ScriptFileError(f"{file}: {exc}") from exc
 
 
 def _parts(file: Path, data: Any) -> tuple[list[Any], dict[str, Any] | None]:

@@ -396,9 +396,12 @@ class MockLLMServer:
         retry_after: float | None = None,
         error_type: str | None = None,
         delay: float = 0.0,
+        fields: dict[str, Any] | None = None,
     ) -> ErrorReply:
-        """Queue an HTTP error with the provider's own error body (and ``Retry-After``)."""
-        err = ErrorReply(status, message, error_type, retry_after, delay)
+        """Queue an HTTP error with the provider's own error body (and ``Retry-After``);
+        ``fields`` are merged into the error object, e.g. Groq's
+        ``{"code": "tool_use_failed", "failed_generation": "..."}``."""
+        err = ErrorReply(status, message, error_type, retry_after, delay, fields=fields)
         self.enqueue_item(err, provider)
         return err
 
@@ -638,7 +641,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._serve_batch(mock, provider, req)
             return
         if not route.known:
-            self._send_error_reply(provider, _unknown_path(provider, req))
+            answer = _unknown_path(provider, req)
+            if isinstance(answer, Raw):
+                self._serve_raw(answer)
+            else:
+                self._send_error_reply(provider, answer)
             return
         if mock.strict:
             rejection = _validate.check(wire_of(provider), req)
@@ -850,11 +857,41 @@ def _retry_headers(seconds: float) -> dict[str, str]:
     return {"retry-after": text, "retry-after-ms": str(int(seconds * 1000))}
 
 
-def _unknown_path(provider: str, req: RecordedRequest) -> ErrorReply:
-    """404 for a path the provider does not serve: never ``model_not_found``, which names a
-    model the request did not get wrong (OpenAI answers an unknown URL with ``code: null``)."""
-    message = f"MockLLMServer: unknown path for {provider}: {req.method} {req.path}"
+def _unknown_path(provider: str, req: RecordedRequest) -> ErrorReply | Raw:
+    """The 404 the provider answers for a path it does not serve: never
+    ``model_not_found``, which names a model the request did not get wrong."""
+    where = f"{req.method} {req.path}"
+    wire = wire_of(provider)
+    if wire == "openai" and req.path.startswith("/v1/"):
+        # Quoted in https://github.com/langmanus/langmanus/issues/79 (2025).
+        null: dict[str, Any] = {"param": None, "code": None}
+        return ErrorReply(404, f"Invalid URL ({where})", "invalid_request_error", fields=null)
+    if wire in ("openai", "groq"):
+        # Quoted in https://github.com/InternLM/MindSearch/issues/150 (OpenAI) and
+        # https://github.com/TAGonSoft/groq-dart/issues/15 (Groq, no param).
+        message = (
+            f"Unknown request URL: {where}. Please check the URL for typos, or see the docs "
+            f"at {_API_DOCS[wire]}"
+        )
+        fields: dict[str, Any] = {"code": "unknown_url"}
+        if wire == "openai":
+            fields = {"param": None, **fields}
+        return ErrorReply(404, message, "invalid_request_error", fields=fields)
+    if wire == "anthropic":
+        # errors page, 404 not_found_error (https://docs.anthropic.com/en/api/errors); body
+        # quoted in https://github.com/danielmiessler/Fabric/issues/1140.
+        return ErrorReply(404, "Not Found", "not_found_error")
+    if wire == "ollama":
+        # Ollama's router (gin) answers an unknown route with its plain-text default.
+        return Raw(404, b"404 page not found", {"content-type": "text/plain"})
+    message = f"MockLLMServer: unknown path for {provider}: {where}"
     return ErrorReply(404, message, fields={"code": None})
+
+
+_API_DOCS = {
+    "openai": "https://platform.openai.com/docs/api-reference/.",
+    "groq": "https://console.groq.com/docs/",
+}
 
 
 # Response headers carrying a request id, as each API sends one (OpenAI and Groq

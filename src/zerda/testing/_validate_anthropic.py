@@ -43,7 +43,8 @@ def api_key_present(req: RecordedRequest) -> Rejection | None:
 
 def json_object_body(req: RecordedRequest) -> Rejection | None:
     """400 for a body that is not a JSON object (errors page: invalid_request_error,
-    "There was an issue with the format or content of your request")."""
+    "There was an issue with the format or content of your request",
+    https://docs.anthropic.com/en/api/errors)."""
     return None if isinstance(req.body, dict) else invalid("Request body is not valid JSON")
 
 
@@ -67,7 +68,8 @@ messages_present = _required("messages")
 
 def roles_valid(req: RecordedRequest) -> Rejection | None:
     """400 for a message role other than user and assistant (the system prompt is the
-    top-level ``system`` field; API reference, ``messages[].role``)."""
+    top-level ``system`` field; API reference, ``messages[].role``,
+    https://docs.anthropic.com/en/api/messages)."""
     for index, message in dicts(body_of(req).get("messages")):
         if message.get("role") not in ("user", "assistant"):
             return invalid(f"messages.{index}.role: Input should be 'user' or 'assistant'")
@@ -77,7 +79,7 @@ def roles_valid(req: RecordedRequest) -> Rejection | None:
 def content_not_empty(req: RecordedRequest) -> Rejection | None:
     """400 "all messages must have non-empty content except for the optional final
     assistant message" (API reference: an empty final assistant turn is the only empty
-    message allowed)."""
+    message allowed, https://docs.anthropic.com/en/api/messages)."""
     messages = list(dicts(body_of(req).get("messages")))
     for position, (index, message) in enumerate(messages):
         content = message.get("content")
@@ -115,7 +117,8 @@ def tool_results_follow_uses(req: RecordedRequest) -> Rejection | None:
 
 def tool_uses_answered(req: RecordedRequest) -> Rejection | None:
     """400 when a ``tool_use`` has no ``tool_result`` in the next message ("`tool_use` ids
-    were found without `tool_result` blocks immediately after", tool-use guide). A final
+    were found without `tool_result` blocks immediately after", tool-use guide
+    https://docs.anthropic.com/en/docs/build-with-claude/tool-use). A final
     assistant message may end with tool uses: nothing follows it yet."""
     messages = list(dicts(body_of(req).get("messages")))
     for position, (index, message) in enumerate(messages[:-1]):
@@ -134,7 +137,7 @@ def tool_uses_answered(req: RecordedRequest) -> Rejection | None:
 
 def tool_use_ids_valid(req: RecordedRequest) -> Rejection | None:
     """400 for a ``tool_use`` id outside ``^[a-zA-Z0-9_-]+$`` (API reference,
-    ``ToolUseBlockParam.id``)."""
+    ``ToolUseBlockParam.id``, https://docs.anthropic.com/en/api/messages)."""
     for index, message in dicts(body_of(req).get("messages")):
         for block_index, block in _blocks(message, "tool_use"):
             call_id = block.get("id")
@@ -148,7 +151,8 @@ def tool_use_ids_valid(req: RecordedRequest) -> Rejection | None:
 
 def tool_names_valid(req: RecordedRequest) -> Rejection | None:
     """400 for a custom tool name outside ``^[a-zA-Z0-9_-]{1,64}$`` (tool-use guide:
-    "name: The name of the tool. Must match the regex ^[a-zA-Z0-9_-]{1,64}$")."""
+    "name: The name of the tool. Must match the regex ^[a-zA-Z0-9_-]{1,64}$",
+    https://docs.anthropic.com/en/docs/build-with-claude/tool-use)."""
     for index, tool in dicts(body_of(req).get("tools")):
         if tool.get("type") not in (None, "custom"):
             continue  # server tools (web_search_20250305...) have fixed names

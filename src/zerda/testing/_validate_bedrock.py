@@ -42,7 +42,8 @@ def signed(req: RecordedRequest) -> Rejection | None:
 
 def json_object_body(req: RecordedRequest) -> Rejection | None:
     """400 ``SerializationException``-style refusal of a body that is not a JSON object
-    (CommonErrors: the request body could not be parsed)."""
+    (CommonErrors: the request body could not be parsed,
+    https://docs.aws.amazon.com/bedrock/latest/APIReference/CommonErrors.html)."""
     if isinstance(req.body, dict):
         return None
     return Rejection(

@@ -62,8 +62,9 @@ def api_key_present(req: RecordedRequest) -> Rejection | None:
 
 
 def json_object_body(req: RecordedRequest) -> Rejection | None:
-    """400 ``INVALID_ARGUMENT`` "Invalid JSON payload received." for a body that is not a
-    JSON object (the same family of message as the unknown-field one below)."""
+    """400 ``INVALID_ARGUMENT`` "Invalid JSON payload received. Unexpected token." for a
+    body that is not a JSON object, as Google's API front end answers (quoted in
+    https://github.com/googlecodelabs/feedback/issues/299)."""
     if isinstance(req.body, dict):
         return None
     return invalid("Invalid JSON payload received. Unexpected token.")
@@ -91,7 +92,7 @@ def contents_present(req: RecordedRequest) -> Rejection | None:
 
 def roles_valid(req: RecordedRequest) -> Rejection | None:
     """400 "Please use a valid role: user, model." (API reference, ``Content.role``: "Must
-    be either 'user' or 'model'")."""
+    be either 'user' or 'model'", https://ai.google.dev/api/caching#Content)."""
     for _, content in _contents(req):
         if content.get("role") not in (None, "user", "model"):
             return invalid("Please use a valid role: user, model.")
@@ -230,6 +231,49 @@ def inline_data_valid(req: RecordedRequest) -> Rejection | None:
     return None
 
 
+def _model(req: RecordedRequest) -> str:
+    """``gemini-3-flash-preview`` from ``/v1beta/models/gemini-3-flash-preview:generateContent``."""
+    return req.path.rsplit("/models/", 1)[-1].split(":", 1)[0]
+
+
+def _current_turn(contents: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:
+    """The contents after the last user message that is not only function responses: the
+    "current turn" whose steps Gemini 3 validates."""
+    start = 0
+    for position, (_, content) in enumerate(contents):
+        parts = [p for _, p in dicts(content.get("parts"))]
+        answers = _parts(content, "functionResponse", "function_response")
+        if content.get("role") != "model" and len(answers) < len(parts):
+            start = position + 1
+    return contents[start:]
+
+
+def function_calls_signed(req: RecordedRequest) -> Rejection | None:
+    """400 on Gemini 3 models when the first function call of a step of the current turn
+    has no ``thoughtSignature`` ("Strict validation is enforced on all function calling
+    steps in the current turn ... only the first function call of a step needs the
+    signature", https://ai.google.dev/gemini-api/docs/thought-signatures). Body quoted in
+    https://github.com/nearai/ironclaw/issues/1510 and
+    https://github.com/nanbingxyz/5ire/issues/405 (``position`` counts contents from 1)."""
+    if not _model(req).startswith("gemini-3"):
+        return None
+    for index, content in _current_turn(_contents(req)):
+        calls = _parts(content, "functionCall", "function_call")
+        if content.get("role") != "model" or not calls:
+            continue
+        if _get(calls[0], "thoughtSignature", "thought_signature"):
+            continue
+        name = _get(calls[0], "functionCall", "function_call").get("name")
+        return invalid(
+            "Function call is missing a thought_signature in functionCall parts. This is "
+            "required for tools to work correctly, and missing thought_signature may lead to "
+            f"degraded model performance. Additional data, function call `default_api:{name}` "
+            f", position {index + 1}. Please refer to "
+            "https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
+        )
+    return None
+
+
 GENERATE_RULES: tuple[Rule, ...] = (
     api_key_present,
     json_object_body,
@@ -238,6 +282,7 @@ GENERATE_RULES: tuple[Rule, ...] = (
     roles_valid,
     function_calls_follow_user,
     function_responses_match_calls,
+    function_calls_signed,
     function_names_valid,
     schema_fields_known,
     inline_data_valid,

@@ -3,7 +3,9 @@
 Mistral checks message order and tool-call ids more strictly than OpenAI (its open-source
 validator, ``mistral_common.protocol.instruct.validator``). Errors are
 ``{"object": "error", "message", "type", "param", "code"}`` with Mistral's numeric codes as
-strings; a request the schema refuses is a 422 whose message holds the validation detail.
+strings; a request the schema refuses is a 422 with FastAPI's ``{"detail": [...]}`` body
+(today's form, quoted in https://github.com/Gitlawb/openclaude/issues/739, 2026; in 2024 the
+detail was wrapped in the error object, https://github.com/mistralai/client-python/issues/91).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def _order_error(message: str) -> Rejection:
 
 def _missing(field: str, body: Any) -> Rejection:
     detail = [{"type": "missing", "loc": ["body", field], "msg": "Field required", "input": body}]
-    return Rejection(422, "", "invalid_request_error", {"message": {"detail": detail}})
+    return Rejection(422, "Field required", body={"detail": detail})
 
 
 def api_key_present(req: RecordedRequest) -> Rejection | None:
@@ -46,11 +48,21 @@ def api_key_present(req: RecordedRequest) -> Rejection | None:
 
 
 def json_object_body(req: RecordedRequest) -> Rejection | None:
-    """400 when the body is not a JSON object (Mistral's API is a JSON API,
-    https://docs.mistral.ai/api/)."""
+    """422 FastAPI ``json_invalid`` when the body is not JSON, ``model_attributes_type``
+    when it is JSON but not an object (FastAPI's request validation,
+    https://fastapi.tiangolo.com/tutorial/handling-errors/; Mistral's 422s are FastAPI's,
+    see the module docstring)."""
     if isinstance(req.body, dict):
         return None
-    return Rejection(400, "Invalid JSON body", "invalid_request_error")
+    if req.body is None:
+        message = "JSON decode error"
+        error: dict[str, Any] = {"type": "json_invalid", "loc": ["body", 0], "msg": message,
+                                 "input": {}, "ctx": {"error": "Expecting value"}}  # fmt: skip
+    else:
+        message = "Input should be a valid dictionary or object to extract fields from"
+        error = {"type": "model_attributes_type", "loc": ["body"], "msg": message,
+                 "input": req.body}  # fmt: skip
+    return Rejection(422, message, body={"detail": [error]})
 
 
 def model_present(req: RecordedRequest) -> Rejection | None:
@@ -61,7 +73,8 @@ def model_present(req: RecordedRequest) -> Rejection | None:
 
 
 def messages_present(req: RecordedRequest) -> Rejection | None:
-    """422 ``Field required`` for ``body.messages`` (API reference: required)."""
+    """422 ``Field required`` for ``body.messages`` (API reference: required,
+    https://docs.mistral.ai/api/#tag/chat/operation/chat_completion_v1_chat_completions_post)."""
     body = body_of(req)
     return None if list_of(body.get("messages")) else _missing("messages", body)
 

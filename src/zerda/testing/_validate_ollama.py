@@ -12,7 +12,8 @@ from zerda.testing._validate import Rejection, Rule, body_of
 
 def body_present(req: RecordedRequest) -> Rejection | None:
     """400 "missing request body" for an empty body, any other non-JSON body 400 too
-    (Ollama's server/routes.go ChatHandler binds the JSON body first)."""
+    (Ollama's ChatHandler binds the JSON body first,
+    https://github.com/ollama/ollama/blob/main/server/routes.go)."""
     if isinstance(req.body, dict):
         return None
     return Rejection(400, "missing request body" if not req.raw_body else "invalid JSON body")

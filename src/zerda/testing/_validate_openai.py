@@ -71,7 +71,8 @@ def model_present(req: RecordedRequest) -> Rejection | None:
 
 def messages_present(req: RecordedRequest) -> Rejection | None:
     """400 ``missing_required_parameter`` / ``empty_array`` for ``messages`` (API
-    reference: ``messages`` is required, at least one)."""
+    reference: ``messages`` is required, at least one,
+    https://platform.openai.com/docs/api-reference/chat/create)."""
     body = body_of(req)
     if "messages" not in body:
         return reject(
@@ -165,7 +166,7 @@ def tool_calls_answered(req: RecordedRequest) -> Rejection | None:
 def tool_names_valid(req: RecordedRequest) -> Rejection | None:
     """400 for a function name outside ``^[a-zA-Z0-9_-]+$`` or longer than 64 (API
     reference, ``tools[].function.name``: "a-z, A-Z, 0-9, or contain underscores and dashes,
-    with a maximum length of 64")."""
+    with a maximum length of 64", https://platform.openai.com/docs/api-reference/chat/create)."""
     for index, tool in dicts(body_of(req).get("tools")):
         function = tool.get("function")
         name = function.get("name") if isinstance(function, dict) else None

@@ -35,7 +35,7 @@ from tests.llm.providers.histories import PRODUCERS, history_from
 from tests.llm.providers.histories import TOOLS as HISTORY_TOOLS
 from zerda.llm import create_interface, errors, registry
 from zerda.llm._ids import ID_RULES
-from zerda.testing import MockLLMServer
+from zerda.testing import GEMINI_THOUGHT_SIGNATURE, MockLLMServer
 
 KEY = "sk-SECRET-zerda-1234"
 ID_A, ID_B = "abcDEF123", "ghiJKL456"  # valid under every id rule (Mistral: 9 alphanumerics)
@@ -90,15 +90,20 @@ def result(
     *,
     provider: str,
     reasoning: str | None = None,
+    provider_data: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A successful result (DESIGN §3) from ``provider``: a count ``usage`` leaves None is
-    the one ``provider``'s wire reports when the script gives none (``Wire.usage_zeros``)."""
+    the one ``provider``'s wire reports when the script gives none (``Wire.usage_zeros``);
+    a turn of calls carries the ``provider_data`` the wire adds (``Wire.call_data``) unless
+    ``provider_data`` is given. It is in the result and in its message."""
     calls = list(calls or [])
     message = {"role": "assistant", "content": content, "tool_calls": calls}
     if usage is not None:
         zeros = wire(provider).usage_zeros
         usage = {k: zeros.get(k) if v is None else v for k, v in usage.items()}
-    return {
+    if provider_data is None:
+        provider_data = wire(provider).call_data(len(calls))
+    out = {
         "content": content,
         "tool_calls": calls,
         "stop_reason": stop,
@@ -106,6 +111,9 @@ def result(
         "reasoning": reasoning,
         "message": message,
     }
+    if provider_data is not None:
+        message["provider_data"] = out["provider_data"] = provider_data
+    return out
 
 
 def error_result(
@@ -326,6 +334,17 @@ class Wire:
     # sends them as the provider's recordings do.
     usage_counts: frozenset[str] = frozenset()
     usage_zeros: Mapping[str, int] = field(default_factory=dict)
+    # The provider_data a turn of N calls comes back with (None: none), as the mock sends it.
+    call_data: Callable[[int], dict[str, Any] | None] = lambda n: None
+
+
+def _gemini_call_data(n: int) -> dict[str, Any] | None:
+    """Gemini thinking models sign a turn's first call (the mock does as they do)."""
+    return (
+        {"gemini": {"thought_signatures": [GEMINI_THOUGHT_SIGNATURE] + [None] * (n - 1)}}
+        if n
+        else None
+    )
 
 
 _STREAM = {"stream": True}
@@ -375,6 +394,7 @@ WIRES: Mapping[str, Wire] = {
         sdk_errors="google.genai",
         # No cache writes; thoughtsTokenCount is the reasoning (added to the output).
         usage_counts=frozenset({"cache_read_tokens", "reasoning_tokens"}),
+        call_data=_gemini_call_data,
     ),
 }
 

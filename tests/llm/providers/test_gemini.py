@@ -21,7 +21,7 @@ from zerda.llm.errors import (
 )
 from zerda.llm.providers import gemini
 from zerda.llm.providers.gemini import GeminiInterface
-from zerda.testing import MockLLMServer
+from zerda.testing import GEMINI_THOUGHT_SIGNATURE, MockLLMServer
 
 pytest.importorskip("google.genai")
 
@@ -464,6 +464,7 @@ def test_a_gemini_result_round_trips_its_signature_and_id(mock: MockLLMServer) -
 
 
 def test_text_and_tool_calls_result(mock: MockLLMServer) -> None:
+    """A thinking model signs the turn's first call, as Gemini 2.5 and 3 do by default."""
     mock.enqueue(
         "gemini",
         text="Checking.",
@@ -476,7 +477,60 @@ def test_text_and_tool_calls_result(mock: MockLLMServer) -> None:
         [{"id": None, "name": "get_weather", "arguments": {"city": "Rome"}}],
         "tool_use",
         {"input_tokens": 12, "output_tokens": 3},
+        {"gemini": {"thought_signatures": [GEMINI_THOUGHT_SIGNATURE]}},
     )
+
+
+def test_the_default_signature_goes_back_on_its_call(mock: MockLLMServer) -> None:
+    """Two calls, the first signed by the server: the next request carries the signature on
+    that call's part and on no other (https://ai.google.dev/gemini-api/docs/thought-signatures)."""
+    mock.enqueue(
+        "gemini",
+        tool_calls=[
+            {"name": "get_weather", "arguments": {"city": "Oslo"}},
+            {"name": "get_time", "arguments": {"city": "Oslo"}},
+        ],
+    )
+    llm = make(mock)
+    first = llm.generate("Oslo?", tools=TOOLS)
+    assert first == result(
+        None,
+        [
+            {"id": None, "name": "get_weather", "arguments": {"city": "Oslo"}},
+            {"id": None, "name": "get_time", "arguments": {"city": "Oslo"}},
+        ],
+        "tool_use",
+        provider_data={"gemini": {"thought_signatures": [GEMINI_THOUGHT_SIGNATURE, None]}},
+    )
+    mock.enqueue("gemini", text="done")
+    history = [
+        {"role": "user", "content": "Oslo?"},
+        first["message"],
+        {"role": "tool", "tool_call_id": None, "name": "get_weather", "content": "sunny"},
+        {"role": "tool", "tool_call_id": None, "name": "get_time", "content": "09:00"},
+    ]
+    assert llm.generate(history, tools=TOOLS) == result("done")
+    assert body_of(mock)["contents"][1] == {
+        "parts": [
+            {
+                "functionCall": {"args": {"city": "Oslo"}, "name": "get_weather"},
+                "thoughtSignature": GEMINI_THOUGHT_SIGNATURE,
+            },
+            {"functionCall": {"args": {"city": "Oslo"}, "name": "get_time"}},
+        ],
+        "role": "model",
+    }
+
+
+def test_a_gemini_2_0_model_signs_nothing(mock: MockLLMServer) -> None:
+    """Gemini 2.0 does not think: its calls carry no signature (recording
+    gemini/pydantic-ai__test_google.test_google_tool_output__i00)."""
+    mock.enqueue("gemini", tool_calls=[{"name": "get_weather", "arguments": {}}])
+    options = {**mock.client_options("gemini"), "max_retries": 0}
+    got = create_interface("gemini", model="gemini-2.0-flash", **options).generate(
+        "hi", tools=TOOLS
+    )
+    assert got == result(None, [{"id": None, "name": "get_weather", "arguments": {}}], "tool_use")
 
 
 @pytest.mark.parametrize(

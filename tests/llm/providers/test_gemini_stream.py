@@ -22,7 +22,7 @@ from tests.llm.providers.test_gemini import (
     recorded_params,
     result,
 )
-from zerda.testing import MockLLMServer
+from zerda.testing import GEMINI_THOUGHT_SIGNATURE, MockLLMServer
 from zerda.testing._script import ErrorReply
 
 pytest.importorskip("google.genai")
@@ -72,15 +72,17 @@ def call_event(call: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_a_call_arrives_whole_even_with_many_fragments(mock: MockLLMServer) -> None:
-    # Gemini never splits a call: `fragments` splits the text only.
+    # Gemini never splits a call: `fragments` splits the text only. The call is signed, as
+    # a thinking model's first call of a turn is, in streams too.
     call = {"id": None, "name": "get_weather", "arguments": {"city": "Rio de Janeiro"}}
     mock.enqueue("gemini", text="ab", tool_calls=[call], fragments=2)
+    signed = {"gemini": {"thought_signatures": [GEMINI_THOUGHT_SIGNATURE]}}
     assert events_of(mock, tools=TOOLS) == [
         {"type": "text", "text": "a"},
         {"type": "text", "text": "b"},
         delta_event(0, call),
         call_event(call),
-        {"type": "done", "result": result("ab", [call], "tool_use")},
+        {"type": "done", "result": result("ab", [call], "tool_use", provider_data=signed)},
     ]
 
 

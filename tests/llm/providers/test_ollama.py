@@ -4,6 +4,7 @@ recorded exchanges, retries and faults — against MockLLMServer and the real ol
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -492,7 +493,9 @@ def test_history_from_producer_exact_body(
 # --- result mapping -----------------------------------------------------------------------
 
 
-def test_tool_calls_result_with_and_without_ids(server: MockLLMServer) -> None:
+def test_tool_calls_result_with_the_servers_ids(server: MockLLMServer) -> None:
+    """Ollama gives each native call an id (``call_`` + 8 characters, recording
+    ollama/langchaingo@8d98658ae2a1__llms.ollama.TestCloudToolCall__i00); Zerda keeps it."""
     server.enqueue(
         "ollama",
         tool_calls=[
@@ -500,12 +503,54 @@ def test_tool_calls_result_with_and_without_ids(server: MockLLMServer) -> None:
             {"name": "get_time", "arguments": {"city": "Paris"}},
         ],
     )
+    got = make(server).generate("hi", tools=TOOLS)
+    made = got["tool_calls"][1]["id"]
+    assert re.fullmatch(r"call_[a-z0-9]{8}", made)
     calls = [
         {"id": "call_abc123", "name": "get_weather", "arguments": {"city": "Paris"}},
-        {"id": None, "name": "get_time", "arguments": {"city": "Paris"}},
+        {"id": made, "name": "get_time", "arguments": {"city": "Paris"}},
     ]
     # The server says done_reason "stop" with calls: calls present means tool_use.
+    assert got == result(None, calls, "tool_use")
+
+
+def test_tool_calls_without_ids_from_an_older_server(server: MockLLMServer) -> None:
+    """Ollama before tool-call ids sends none (and no function.index): the ids are None."""
+    message = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"function": {"name": "get_time", "arguments": {"city": "Paris"}}}],
+    }
+    counts = {"prompt_eval_count": 10, "eval_count": 5}
+    body = {"model": "m", "message": message, "done": True, "done_reason": "stop", **counts}
+    server.enqueue_raw(200, json.dumps(body), provider="ollama")
+    calls = [{"id": None, "name": "get_time", "arguments": {"city": "Paris"}}]
     assert make(server).generate("hi", tools=TOOLS) == result(None, calls, "tool_use")
+
+
+def test_the_servers_ids_go_back_in_the_history(server: MockLLMServer) -> None:
+    """The id Ollama gave a call is sent back on the call and on its result."""
+    server.enqueue("ollama", tool_calls=[{"name": "get_time", "arguments": {"city": "Paris"}}])
+    llm = make(server)
+    first = llm.generate("hi", tools=TOOLS)
+    call_id = first["tool_calls"][0]["id"]
+    server.enqueue("ollama", text="09:00.")
+    history = [
+        {"role": "user", "content": "hi"},
+        first["message"],
+        {"role": "tool", "tool_call_id": call_id, "name": "get_time", "content": "09:00"},
+    ]
+    assert llm.generate(history, tools=TOOLS) == result("09:00.", [], "end_turn")
+    assert server.last_request("ollama").body["messages"][1:] == [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": call_id, "function": {"name": "get_time", "arguments": {"city": "Paris"}}}
+            ],
+        },
+        {"role": "tool", "content": "09:00", "tool_name": "get_time", "tool_call_id": call_id},
+    ]
 
 
 @pytest.mark.parametrize(
@@ -521,14 +566,14 @@ def test_odd_arguments_are_kept(server: MockLLMServer) -> None:
     server.enqueue(
         "ollama",
         tool_calls=[
-            {"name": "get_time", "arguments": "not json"},
-            {"name": "get_time", "arguments": ""},
+            {"name": "get_time", "arguments": "not json", "id": "call_1"},
+            {"name": "get_time", "arguments": "", "id": "call_2"},
         ],
     )
     calls = make(server).generate("hi", tools=TOOLS)["tool_calls"]
     assert calls == [
-        {"id": None, "name": "get_time", "arguments": {"_raw": "not json"}},
-        {"id": None, "name": "get_time", "arguments": {}},
+        {"id": "call_1", "name": "get_time", "arguments": {"_raw": "not json"}},
+        {"id": "call_2", "name": "get_time", "arguments": {}},
     ]
 
 

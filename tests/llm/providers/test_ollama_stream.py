@@ -79,19 +79,24 @@ def final(reason: str = "stop") -> dict[str, Any]:
 # --- the invariant: done result == generate result ----------------------------------------
 
 # The scripts every provider shares are the contract's (contract.py); these are Ollama's own:
-# calls without ids, arguments that are not JSON, a done_reason Zerda does not know.
+# arguments that are not JSON, a done_reason Zerda does not know. Each call has its id in
+# the script: the mock otherwise makes a new one per response, as Ollama does (calls without
+# ids, from older servers, are the raw bodies below).
 SCRIPTS: list[dict[str, Any]] = [
-    {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}], "fragments": 4},
+    {
+        "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "call_w"}],
+        "fragments": 4,
+    },
     {
         "text": "Checking both.",
         "fragments": 3,
         "interleave": True,
         "tool_calls": [
-            {"name": "get_weather", "arguments": {"city": "Paris"}},
-            {"name": "get_time", "arguments": {}},
+            {"name": "get_weather", "arguments": {"city": "Paris"}, "id": "call_w"},
+            {"name": "get_time", "arguments": {}, "id": "call_t"},
         ],
     },
-    {"tool_calls": [{"name": "get_time", "arguments": "{not json"}]},
+    {"tool_calls": [{"name": "get_time", "arguments": "{not json", "id": "call_t"}]},
     {"text": "odd", "native_stop_reason": "unload"},
 ]
 
