@@ -10,9 +10,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
@@ -64,7 +67,18 @@ def main() -> None:
         for provider in PROVIDERS:
             server.set_default(provider, **RESPONSE)
         print(server.url.rsplit(":", 1)[1], flush=True)
+        threading.Thread(target=_forget_requests, args=(server,), daemon=True).start()
         sys.stdin.read()  # serve until the parent closes our stdin (or dies)
+
+
+def _forget_requests(server: Any) -> None:
+    """Empties the server's request log every second: nobody reads it here, and the
+    history-scaling section sends thousands of bodies of up to 300 KB."""
+    state = server._state
+    while True:
+        time.sleep(1.0)
+        with state.lock:
+            state.log.clear()
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from typing import Any
 
 from bench_data import MESSAGES, MODELS, RESPONSE, long_conversation, many_tools, zerda_kwargs
 from bench_raw import RAW
+from bench_scaling import bench_scaling
 from bench_timing import Plan, compare, throughput
 
 from zerda.llm import create_interface
@@ -413,6 +414,8 @@ def run_section(section: str, args: argparse.Namespace) -> Any:
         return bench_async(p, port, quick)
     if section == "convert":
         return bench_convert(p, quick)
+    if section == "scaling":
+        return bench_scaling(p, port, quick)
     if section.startswith("profile-"):
         return profile(p, port, section.removeprefix("profile-"), args.profile)
     raise ValueError(f"unknown section {section!r}")

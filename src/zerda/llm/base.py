@@ -20,7 +20,6 @@ import abc
 import contextvars
 import importlib
 import inspect
-import json
 import logging
 import os
 import re
@@ -58,6 +57,7 @@ from zerda.llm._request import (
 )
 from zerda.llm._stream import StreamAccumulator
 from zerda.llm._structured import OutputSpec
+from zerda.llm.messages import json_text
 
 if TYPE_CHECKING:
     import asyncio
@@ -242,7 +242,7 @@ def tool_output_text(output: Any) -> str:
     outputs); the history check has already refused what JSON cannot carry."""
     if isinstance(output, str):
         return output
-    return json.dumps(output, ensure_ascii=False)
+    return json_text(output)  # the text the history check made, where it made one
 
 
 # --- async clients and their event loop --------------------------------------------------

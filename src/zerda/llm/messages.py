@@ -38,26 +38,107 @@ def _fail(index: int, problem: str) -> InvalidRequestError:
     return InvalidRequestError(f"messages[{index}]: {problem}")
 
 
+# One encoder, built once: ``json.dumps`` with options builds a new encoder on every call,
+# and ``JSONEncoder.encode`` a new C encoder on every call, each costing more than encoding
+# a small tool call's arguments (a history of 1,000 round trips holds 2,000 such values).
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+
+
+def _c_encoder() -> Any:
+    """CPython's C encoder with ``_ENCODER``'s settings (the arguments
+    ``JSONEncoder.iterencode`` gives it), without the cycle check: a cycle ends in a
+    RecursionError, which the check reports. None where there is none (PyPy)."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    quote = getattr(json.encoder, "c_encode_basestring", None)
+    if make is None or quote is None:
+        return None
+    e = _ENCODER
+    try:
+        encoder = make(
+            None, e.default, quote, None, e.key_separator, e.item_separator, False, False, False
+        )
+        encoder({"a": [1.5, None, True, "é"]}, 0)
+    except Exception:  # another signature: the pure-Python path is as exact, only slower
+        return None
+    return encoder
+
+
+_C_ENCODER = _c_encoder()
+
+
+def _encode(value: Any) -> str:
+    """``value`` as JSON text, as ``json.dumps(value, ensure_ascii=False, allow_nan=False)``
+    writes it (canary: tests/llm/test_json_text.py)."""
+    if _C_ENCODER is None or isinstance(value, (str, int, float)) or value is None:
+        return _ENCODER.encode(value)
+    return "".join(_C_ENCODER(value, 0))
+
+
+class JSONObject(dict[str, Any]):
+    """A checked tool call's arguments or tool output (equal to the caller's dict, a
+    shallow copy of it) that carries the JSON text the check produced, so that providers
+    sending it as text never encode it a second time (:func:`json_text`)."""
+
+    __slots__ = ("json",)
+    json: str
+
+
+class JSONArray(list[Any]):
+    """As :class:`JSONObject`, for a tool output that is a JSON array."""
+
+    __slots__ = ("json",)
+    json: str
+
+
+def json_text(value: Any) -> str:
+    """``value`` as JSON text (``ensure_ascii=False``): the text the history check kept
+    for it when it has one, else encoded now."""
+    if type(value) in (JSONObject, JSONArray):
+        return str(value.json)
+    return _encode(value)
+
+
+def _checked_json(value: Any) -> tuple[Any, str | None]:
+    """(the value, carrying its JSON text when it is an object or array; None) or
+    (None, why it cannot be sent as JSON: NaN, infinities, sets, objects, text with a
+    lone surrogate, nesting too deep)."""
+    try:
+        text = _encode(value)
+        if not text.isascii():  # ASCII text holds no lone surrogate: no copy to check it
+            text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return None, (
+            f"a string holds the lone surrogate {exc.object[exc.start : exc.end]!r}, "
+            "which is not valid Unicode text"
+        )
+    except (TypeError, ValueError) as exc:
+        return None, str(exc)
+    except RecursionError:
+        return None, "it is nested too deeply"
+    if isinstance(value, dict):
+        checked: Any = JSONObject(value)
+    elif isinstance(value, list):
+        checked = JSONArray(value)
+    else:
+        return value, None
+    checked.json = text
+    return checked, None
+
+
 def json_problem(value: Any) -> str | None:
     """Why ``value`` cannot be sent as JSON (NaN, infinities, sets, objects, text with a
     lone surrogate), or None.
 
     Providers differ on such values (some send ``NaN``, some fail inside the SDK), so Zerda
     refuses them before anything is sent."""
-    try:
-        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError as exc:
-        return f"a string holds the lone surrogate {exc.object[exc.start : exc.end]!r}, which is not valid Unicode text"
-    except (TypeError, ValueError) as exc:
-        return str(exc)
-    except RecursionError:
-        return "it is nested too deeply"
-    return None
+    return _checked_json(value)[1]
 
 
 def text_problem(text: str) -> str | None:
     """Why ``text`` cannot be sent (a lone surrogate: not valid Unicode, which every
     provider's JSON refuses or mangles), as words following the field's name; or None."""
+    if text.isascii():
+        return None
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -69,31 +150,42 @@ def text_problem(text: str) -> str | None:
 
 
 def _check_tool_call(index: int, j: int, call: Any) -> dict[str, Any]:
-    where = f"tool_calls[{j}]"
     if not isinstance(call, dict):
-        raise _fail(index, f"{where} must be a dict with 'id', 'name' and 'arguments'")
+        raise _fail(index, f"tool_calls[{j}] must be a dict with 'id', 'name' and 'arguments'")
     name = call.get("name")
-    if (not isinstance(name, str) or not name) and isinstance(call.get("function"), dict):
+    if not isinstance(name, str) or not name:
+        raise _bad_call_name(index, j, call)
+    call_id = call.get("id")
+    if call_id is not None and not isinstance(call_id, str):
         raise _fail(
+            index, f"tool_calls[{j}].id must be a string or None, not {type(call_id).__name__}"
+        )
+    arguments = call.get("arguments")
+    if not arguments:
+        if arguments is not None and not isinstance(arguments, dict):
+            raise _fail(
+                index, f"tool_calls[{j}].arguments must be a dict, not {type(arguments).__name__}"
+            )
+        return {"id": call_id or None, "name": name, "arguments": {}}
+    if not isinstance(arguments, dict):
+        raise _fail(
+            index, f"tool_calls[{j}].arguments must be a dict, not {type(arguments).__name__}"
+        )
+    arguments, problem = _checked_json(arguments)
+    if problem:
+        raise _fail(index, f"tool_calls[{j}].arguments cannot be sent as JSON: {problem}")
+    return {"id": call_id or None, "name": name, "arguments": arguments}
+
+
+def _bad_call_name(index: int, j: int, call: dict[str, Any]) -> InvalidRequestError:
+    if isinstance(call.get("function"), dict):
+        return _fail(
             index,
-            f"{where} looks like an OpenAI tool call ({{'type': 'function', 'function': ...}}); "
+            f"tool_calls[{j}] looks like an OpenAI tool call ({{'type': 'function', 'function': ...}}); "
             "Zerda's assistant messages hold tool calls as {'id', 'name', 'arguments'} "
             "(docs/getting-started.md, 'The history format'): append result['message'] as generate returned it",
         )
-    if not isinstance(name, str) or not name:
-        raise _fail(index, f"{where} has no 'name' (a non-empty string is required)")
-    call_id = call.get("id")
-    if call_id is not None and not isinstance(call_id, str):
-        raise _fail(index, f"{where}.id must be a string or None, not {type(call_id).__name__}")
-    arguments = call.get("arguments", {})
-    if arguments is None:
-        arguments = {}
-    if not isinstance(arguments, dict):
-        raise _fail(index, f"{where}.arguments must be a dict, not {type(arguments).__name__}")
-    problem = json_problem(arguments) if arguments else None
-    if problem:
-        raise _fail(index, f"{where}.arguments cannot be sent as JSON: {problem}")
-    return {"id": call_id or None, "name": name, "arguments": arguments}
+    return _fail(index, f"tool_calls[{j}] has no 'name' (a non-empty string is required)")
 
 
 def _check_text(index: int, message: dict[str, Any], *, optional: bool) -> str | None:
@@ -164,7 +256,12 @@ def _check_tool(index: int, message: dict[str, Any]) -> dict[str, Any]:
     content = message["content"]
     if is_parts(content):
         content = check_parts(f"messages[{index}].content", content)
-    problem = text_problem(content) if isinstance(content, str) else json_problem(content)
+    if isinstance(content, str):
+        problem = text_problem(content)
+    elif is_parts(content):
+        problem = json_problem(content)
+    else:
+        content, problem = _checked_json(content)
     if problem:
         raise _fail(index, f"tool message 'content' cannot be sent as JSON: {problem}")
     return {
@@ -251,11 +348,14 @@ def _match_result(
     index: int, message: dict[str, Any], pending: list[dict[str, Any]]
 ) -> dict[str, Any]:
     wanted = message["tool_call_id"]
-    open_calls = [p for p in pending if not p["done"]]
-    match = next((p for p in open_calls if wanted is not None and p["orig"] == wanted), None)
-    if match is None and (wanted is None or all(p["orig"] is None for p in open_calls)):
-        # Id-less results (Gemini, Ollama) pair with the open calls in order.
-        match = open_calls[0] if open_calls else None
+    match = None
+    if wanted is not None:
+        match = next((p for p in pending if not p["done"] and p["orig"] == wanted), None)
+    if match is None:
+        open_calls = [p for p in pending if not p["done"]]
+        if wanted is None or all(p["orig"] is None for p in open_calls):
+            # Id-less results (Gemini, Ollama) pair with the open calls in order.
+            match = open_calls[0] if open_calls else None
     if match is None:
         if not pending:
             raise _fail(index, "tool result without a preceding assistant message with tool_calls")
@@ -278,8 +378,10 @@ def resolve_tool_ids(
     *,
     repair: bool = False,
 ) -> list[dict[str, Any]]:
-    """Copies of validated ``messages`` where every tool call has an id and every tool
-    result carries its call's id and name (system messages are kept in place).
+    """Validated ``messages`` where every tool call has an id and every tool result
+    carries its call's id and name (system messages are kept in place). A message that
+    changes is a new dict; one that does not is the validated message itself (validated
+    messages are already Zerda's own copies, never the caller's).
 
     Results are paired with the calls of the nearest preceding assistant message: by id
     when both have one, else by position. ``make_id(orig, message_index, call_index)`` gives
@@ -306,20 +408,26 @@ def resolve_tool_ids(
                     raise
                 logger.warning("repair: dropped a tool result: %s", exc)
                 continue
-            out.append(
-                {**message, "tool_call_id": match["id"], "name": message["name"] or match["name"]}
-            )
+            if match["id"] != message["tool_call_id"] or not message["name"]:
+                # validated copies already: a new dict only where something changes
+                message = {
+                    **message,
+                    "tool_call_id": match["id"],
+                    "name": message["name"] or match["name"],
+                }
+            out.append(message)
             continue
-        if repair:
+        if pending and repair:
             out += _not_executed(pending, pending_at, index)
-        else:
+        elif pending:
             _check_answered(pending, pending_at, index)
         if role == "assistant" and message["tool_calls"]:
             pending, pending_at = _pending_calls(index, message, used, make_id), index
-            calls = [
-                {**c, "id": p["id"]} for c, p in zip(message["tool_calls"], pending, strict=True)
-            ]
-            out.append({**message, "tool_calls": calls})
+            calls = message["tool_calls"]
+            if any(c["id"] != p["id"] for c, p in zip(calls, pending, strict=True)):
+                calls = [{**c, "id": p["id"]} for c, p in zip(calls, pending, strict=True)]
+                message = {**message, "tool_calls": calls}
+            out.append(message)
         else:
             pending = []
             out.append(message)

@@ -266,6 +266,8 @@ def _check_data(where: str, data: Any) -> str:
         raise _fail(where, f".data: must be base64 text or bytes, not {type(data).__name__}")
     if not data:
         raise _fail(where, ".data: is empty")
+    if isinstance(getattr(data, "raw", None), bytes):
+        return data  # Zerda's own encoding (encode()): base64 by construction, no rescan
     # A regular expression, not a trial decode: checking an 8 MiB image costs no copy of it.
     if len(data) % 4 or not _BASE64.fullmatch(data):
         raise _fail(where, ".data: is not base64 (standard alphabet, padded, no line breaks)")

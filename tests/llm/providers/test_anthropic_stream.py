@@ -232,14 +232,14 @@ async def test_breaking_out_closes_the_async_response(
 ) -> None:
     responses: list[Any] = []
     client = fresh_llm.async_client
-    original_create = client.messages.create
+    original_post = client.post
 
-    async def create(**kwargs: Any) -> Any:
-        stream = await original_create(**kwargs)
+    async def post(*args: Any, **kwargs: Any) -> Any:
+        stream = await original_post(*args, **kwargs)
         responses.append(stream.response)
         return stream
 
-    monkeypatch.setattr(client.messages, "create", create)
+    monkeypatch.setattr(client, "post", post)
     mock.enqueue("anthropic", text="one two three four five six", fragments=6, chunk_delay=0.02)
     events = fresh_llm.stream_async("Hi")
     async for event in events:

@@ -41,7 +41,7 @@ from zerda.llm.errors import (
     malformed_response,
 )
 from zerda.llm.parts import is_parts
-from zerda.llm.providers import _batch_anthropic
+from zerda.llm.providers import _anthropic_post, _batch_anthropic
 from zerda.llm.reasoning import Plan
 from zerda.llm.tools import parse_anthropic_tool_calls, to_anthropic_tools
 from zerda.llm.usage import make_usage, plus
@@ -149,12 +149,19 @@ class AnthropicInterface(BaseLLMInterface):
         schema = to_strict_schema(output.answer_schema, owner, dialect="anthropic")
         return {"format": {"type": "json_schema", "schema": schema}}
 
+    # The body goes out through the SDK's documented low-level ``client.post`` (the fast
+    # path, issue 12): what messages.create() sends, without its copy of the whole body.
     def _call(self, kwargs: dict[str, Any]) -> Any:
-        return self._retrying(lambda: self.client.messages.create(**kwargs))
+        client = self.client
+        args = _anthropic_post.post_arguments(self.sdk, client, kwargs, is_async=False)
+        return self._retrying(lambda: client.post(_anthropic_post.MESSAGES_PATH, **args))
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
         client = self.async_client
-        return await self._retrying_async(lambda: client.messages.create(**kwargs))
+        args = _anthropic_post.post_arguments(self.sdk, client, kwargs, is_async=True)
+        return await self._retrying_async(
+            lambda: client.post(_anthropic_post.MESSAGES_PATH, **args)
+        )
 
     # --- batch (Message Batches; see _batch_anthropic) -------------------------------------
 
@@ -328,8 +335,12 @@ def _apply_cache_points(messages: list[dict[str, Any]]) -> None:
     blocks, never the caller's."""
     last: dict[str, Any] | None = None
     for message in messages:
+        content = message["content"]
+        if not any(block is _CACHE_POINT for block in content):
+            last = content[-1] if content else last  # nothing to move: no new list
+            continue
         blocks = []
-        for block in message["content"]:
+        for block in content:
             if block is _CACHE_POINT:
                 if last is not None:
                     last["cache_control"] = dict(_EPHEMERAL)
@@ -356,14 +367,14 @@ def _cache_last(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _check_cache_points(kwargs: dict[str, Any]) -> None:
     """The API refuses more than four cache_control blocks in a request: refused here."""
-    blocks = [
-        *kwargs.get("tools", []),
-        *(kwargs["system"] if isinstance(kwargs.get("system"), list) else []),
-    ]
-    blocks += [
-        b for m in kwargs["messages"] for b in m["content"] if isinstance(m["content"], list)
-    ]
-    count = sum(1 for b in blocks if "cache_control" in b)
+    system = kwargs["system"] if isinstance(kwargs.get("system"), list) else []
+    count = sum("cache_control" in b for b in (*kwargs.get("tools", []), *system))
+    count += sum(
+        "cache_control" in b
+        for m in kwargs["messages"]
+        if isinstance(m["content"], list)
+        for b in m["content"]
+    )
     if count > _MAX_CACHE_POINTS:
         raise InvalidRequestError(
             f"anthropic takes at most {_MAX_CACHE_POINTS} cache points in a request "

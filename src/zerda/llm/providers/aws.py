@@ -224,6 +224,10 @@ class AWSInterface(BaseLLMInterface):
             connect_timeout=timeout if timeout is not None else DEFAULT_CONNECT_TIMEOUT,
             # Every thread of the pool may hold a connection at once.
             max_pool_connections=max(10, self.pool_size),
+            # The request is Zerda's, built from a checked history: botocore's walk of all
+            # of it (half of converse()'s CPU for a long history) is skipped, and what the
+            # caller adds is still checked by botocore's validator (_check_native).
+            parameter_validation=False,
         )
 
     def _make_client(self, timeout: float | None = None) -> Any:
@@ -233,6 +237,8 @@ class AWSInterface(BaseLLMInterface):
         config = self._config(timeout)
         if extra.get("config") is not None:
             config = config.merge(extra.pop("config"))
+        # botocore's client cannot say whether it validates (meta.config drops the setting).
+        self._checks_native = not config.parameter_validation
         return self._session.client(
             "bedrock-runtime",
             region_name=self.region,
@@ -325,9 +331,15 @@ class AWSInterface(BaseLLMInterface):
     def _retry_after(self, exc: BaseException) -> float | None:
         return _retry_after(exc)
 
+    def _check_native(self, client: Any, operation: str, kwargs: dict[str, Any]) -> None:
+        """What botocore would have checked, on the clients Zerda built without it."""
+        if getattr(self, "_checks_native", False):
+            _check_native(client, operation, kwargs)
+
     def _call(self, kwargs: dict[str, Any]) -> Any:
         kwargs, timeout = split_timeout(kwargs)
         client = self._client_for(timeout)
+        self._check_native(client, "Converse", kwargs)
         return self._retrying(lambda: client.converse(**kwargs))
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
@@ -336,6 +348,7 @@ class AWSInterface(BaseLLMInterface):
         loop = asyncio.get_running_loop()
         kwargs, timeout = split_timeout(kwargs)
         client = self._client_for(timeout)  # built here, once, not in a pool thread
+        self._check_native(client, "Converse", kwargs)
         send = functools.partial(client.converse, **kwargs)
         # One attempt per pool job: the waits between attempts are awaited, not slept.
         return await self._retrying_async(lambda: loop.run_in_executor(self._pool, send))
@@ -470,7 +483,9 @@ class AWSInterface(BaseLLMInterface):
         """One attempt: the request, then its first event. Until that event arrives nothing
         has reached the caller, so a failure may be retried."""
         kwargs, timeout = split_timeout(kwargs)
-        events = _Events(self._client_for(timeout).converse_stream(**kwargs)["stream"])
+        client = self._client_for(timeout)
+        self._check_native(client, "ConverseStream", kwargs)
+        events = _Events(client.converse_stream(**kwargs)["stream"])
         try:
             events.prefetch()
         except BaseException:
@@ -543,7 +558,7 @@ def _map_messages(messages: list[dict[str, Any]], name_pattern: str) -> list[dic
         if not blocks:
             continue
         if out and out[-1]["role"] == role:
-            out[-1] = {"role": role, "content": [*out[-1]["content"], *blocks]}
+            out[-1]["content"].extend(blocks)  # our own fresh list: no copy per merge
         else:
             out.append({"role": role, "content": blocks})
     if not out:
@@ -774,6 +789,23 @@ def _map_options(req: Request) -> dict[str, Any]:
         "stopSequences": req.stop,
     }
     return {k: v for k, v in fields.items() if v is not None}
+
+
+# The fields Zerda builds from the checked history, too long for botocore to walk again.
+_ZERDA_BUILT = ("messages", "system")
+
+
+def _check_native(client: Any, operation: str, kwargs: dict[str, Any]) -> None:
+    """For a client built by Zerda (``parameter_validation=False``): the request checked by
+    botocore's own validator as ``converse`` would check it, bar the history and system
+    blocks Zerda built (one message stands for them): unknown or mistyped fields the
+    caller passed are refused with botocore's ParamValidationError, before sending."""
+    from botocore.validate import validate_parameters
+
+    shape = client.meta.service_model.operation_model(operation).input_shape
+    params = {k: v for k, v in kwargs.items() if k not in _ZERDA_BUILT}
+    params["messages"] = kwargs.get("messages", [])[:1]
+    validate_parameters(params, shape)
 
 
 def _map_reasoning(plan: Plan | None) -> dict[str, Any]:

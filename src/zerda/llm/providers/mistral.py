@@ -15,7 +15,7 @@ from typing import Any, ClassVar, TypeVar
 
 from zerda.llm.batch import BatchStatus, ItemOutcome
 from zerda.llm.errors import ServerError, ZerdaError, error_from_status, malformed_response
-from zerda.llm.providers import _batch_mistral, _batch_openai
+from zerda.llm.providers import _batch_mistral, _batch_openai, _mistral_post
 from zerda.llm.providers._openai_compat import (
     OpenAICompatInterface,
     _body_message,
@@ -56,7 +56,16 @@ def _map_part(part: dict[str, Any]) -> dict[str, Any]:
 # after a tool turn with 400 "Unexpected role 'user' after role 'tool'"
 # (invalid_request_message_order, quoted in zed-industries/zed#37021) and accepts
 # tool -> assistant -> user, the fix merged in avante-corp/avante.nvim#2695.
-_BRIDGE = {"role": "assistant", "content": "OK."}
+_BRIDGE = {"role": "assistant", "content": "OK.", "prefix": False}
+
+
+def _with_sdk_defaults(message: dict[str, Any]) -> None:
+    """The defaults the SDK's request models write into every assistant message
+    (``prefix: false``) and tool call (``index: 0``), so that the body Zerda posts is the
+    one ``chat.complete()`` would send (on Zerda's own fresh dicts)."""
+    message["prefix"] = False
+    for call in message.get("tool_calls") or ():
+        call["index"] = 0
 
 
 class MistralInterface(OpenAICompatInterface):
@@ -109,6 +118,8 @@ class MistralInterface(OpenAICompatInterface):
         if message["role"] == "tool":
             # Mistral's tool messages carry the function name as well as the call id.
             mapped["name"] = message["name"]
+        elif message["role"] == "assistant":
+            _with_sdk_defaults(mapped)
         return mapped
 
     def _map_reasoning(self, plan: Plan | None) -> dict[str, Any]:
@@ -133,25 +144,57 @@ class MistralInterface(OpenAICompatInterface):
 
     # --- calls ---
 
+    # The body goes out through the SDK's own request steps (_mistral_post: the fast path,
+    # issue 12), without chat.complete()'s pydantic models; a body that is not plain JSON
+    # (a model given natively) takes the documented call.
+
+    def _error_event(self, error: dict[str, Any]) -> ZerdaError:
+        return _stream_error(error, _body_message(error) or "stream error", self.provider)
+
     def _call(self, kwargs: dict[str, Any]) -> Any:
-        return self._retrying(lambda: self.client.chat.complete(**kwargs))
+        split = _mistral_post.split(kwargs, stream=False)
+        chat = self.client.chat
+        if split is None:
+            return self._retrying(lambda: chat.complete(**kwargs))
+        options, provider = split[1], self.provider
+        return self._retrying(
+            lambda: _mistral_post.complete(chat, options, provider, self._error_event)
+        )
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
-        client = self.async_client
-        return await self._retrying_async(lambda: client.chat.complete_async(**kwargs))
+        split = _mistral_post.split(kwargs, stream=False)
+        chat = self.async_client.chat
+        if split is None:
+            return await self._retrying_async(lambda: chat.complete_async(**kwargs))
+        options, provider = split[1], self.provider
+        return await self._retrying_async(
+            lambda: _mistral_post.complete_async(chat, options, provider, self._error_event)
+        )
 
     @contextmanager
     def _open_stream(self, kwargs: dict[str, Any]) -> Iterator[Any]:
-        opened = self._retrying(lambda: self.client.chat.stream(**kwargs))
-        with opened as events:
-            yield (event.data for event in events)
+        split = _mistral_post.split(kwargs, stream=True)
+        chat = self.client.chat
+        if split is None:
+            with self._retrying(lambda: chat.stream(**kwargs)) as events:
+                yield (event.data for event in events)
+            return
+        options = split[1]
+        with self._retrying(lambda: _mistral_post.open_stream(chat, options)) as events:
+            yield _mistral_post.chunks(events, self.provider, self._error_event)
 
     @asynccontextmanager
     async def _open_stream_async(self, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
-        client = self.async_client
-        opened = await self._retrying_async(lambda: client.chat.stream_async(**kwargs))
+        split = _mistral_post.split(kwargs, stream=True)
+        chat = self.async_client.chat
+        if split is None:
+            async with await self._retrying_async(lambda: chat.stream_async(**kwargs)) as events:
+                yield (event.data async for event in events)
+            return
+        options = split[1]
+        opened = await self._retrying_async(lambda: _mistral_post.open_stream_async(chat, options))
         async with opened as events:
-            yield (event.data async for event in events)
+            yield _mistral_post.chunks_async(events, self.provider, self._error_event)
 
     # --- batch (traits.batch == "mistral"; see _batch_mistral) ---
 
@@ -225,6 +268,8 @@ class MistralInterface(OpenAICompatInterface):
             # httpx's, when the SDK reads the text of a 200 stream that is not SSE (an empty
             # or JSON body) to report it.
             return malformed_response(self.provider, "a stream response that is not SSE")
+        if isinstance(exc, json.JSONDecodeError):  # a 200 the fast path could not read
+            return malformed_response(self.provider, f"not valid JSON: {exc}")
         if isinstance(exc, errors.NoResponseError):
             return ServerError(f"no response: {exc.message}", provider=self.provider)
         return _transport_error(exc, self.provider)

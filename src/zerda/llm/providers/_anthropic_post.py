@@ -1,0 +1,171 @@
+"""Anthropic's fast path (issue 12): Zerda's Messages body sent through the SDK's
+documented low-level ``client.post("/v1/messages", ...)`` instead of ``messages.create()``.
+
+``messages.create()`` hands its arguments to ``post`` as they are, but every ``post`` of a
+JSON ``body`` then copies the whole body (``_utils/_prepare.py``'s ``copy_tree``, so that a
+retry can resend it), which is most of the SDK's CPU for a long history. Zerda's body is
+already plain JSON, built fresh for this call, and Zerda retries itself: it is encoded once
+here and posted as ``content=`` bytes, which the SDK sends as they are. The client stays
+the SDK's own: base URL, auth, default and per-call headers (``anthropic-version``, betas),
+timeouts, error classes, connection pool and SSE decoder. Responses are read into the
+SDK's ``Message`` and stream events exactly as ``create()`` reads them (``cast_to``,
+``stream_cls``), built without validation.
+
+What ``create()`` does besides posting is done here too: its default non-streaming timeout
+(computed from ``max_tokens``, refusing what needs streaming), its warnings for deprecated
+models, and its two header parameters. Clients that rewrite a request from its JSON body
+(AnthropicBedrock, AnthropicVertex, Foundry...: their ``_prepare_options`` routes
+``/v1/messages`` per model) and clients with middleware get the body as ``body=``, as
+``create()`` gives it. The private names used are pinned (anthropic <3) and watched by the
+canary tests in tests/llm/providers/test_fastpath_anthropic.py.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from typing import Any
+
+from zerda.llm.base import signature_options
+
+# The path every Anthropic client posts Messages to (the cloud clients rewrite it).
+MESSAGES_PATH = "/v1/messages"
+
+# create()'s keyword arguments that are request options, not body fields, and their names
+# in post()'s ``options`` (RequestOptions); create() turns two parameters into headers.
+_REQUEST_OPTIONS = {
+    "extra_headers": "headers",
+    "extra_query": "params",
+    "extra_body": "extra_json",
+    "timeout": "timeout",
+}
+_HEADER_PARAMETERS = {
+    "user_profile_id": "anthropic-user-profile-id",
+    "workspace_id": "anthropic-workspace-id",
+}
+
+# The SDK's own encoder settings (anthropic/_utils/_json.py): the same bytes create() sends.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+_CREATE_PARAMETERS: dict[int, frozenset[str] | None] = {}
+
+
+def create_parameters(sdk: Any) -> frozenset[str] | None:
+    """The keyword names ``messages.create()`` takes (read once per SDK module)."""
+    key = id(sdk)
+    if key not in _CREATE_PARAMETERS:
+        _CREATE_PARAMETERS[key] = signature_options(sdk.resources.messages.Messages.create)
+    return _CREATE_PARAMETERS[key]
+
+
+def check_names(sdk: Any, kwargs: dict[str, Any]) -> None:
+    """A keyword ``create()`` does not take is refused as ``create()`` refuses it (the same
+    TypeError, which Zerda reports as an invalid request naming it), before sending."""
+    accepted = create_parameters(sdk)
+    unknown = [k for k in kwargs if k not in accepted] if accepted is not None else []
+    if unknown:
+        raise TypeError(f"create() got an unexpected keyword argument '{unknown[0]}'")
+
+
+def split_request(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``create()``-style keyword arguments as ``post``'s JSON body and options
+    (``timeout=None`` kept: it means no timeout; ``user_profile_id`` and ``workspace_id``
+    become their headers, before the caller's ``extra_headers``, as in ``create()``)."""
+    body: dict[str, Any] = {}
+    options: dict[str, Any] = {}
+    headers: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        name = _REQUEST_OPTIONS.get(key)
+        if key in _HEADER_PARAMETERS:
+            headers[_HEADER_PARAMETERS[key]] = value
+        elif name is None:
+            body[key] = value
+        elif value is not None or key == "timeout":
+            options[name] = value
+    if headers:
+        options["headers"] = {**headers, **(options.get("headers") or {})}
+    return body, options
+
+
+def _default_timeout(sdk: Any, client: Any, body: dict[str, Any], options: dict[str, Any]) -> None:
+    """create()'s timeout for a non-streaming call when neither the call nor the client
+    sets one: computed from ``max_tokens`` (a ValueError when the call needs streaming)."""
+    constants = sdk._constants
+    if body.get("stream") or "timeout" in options or client.timeout != constants.DEFAULT_TIMEOUT:
+        return
+    limit = constants.MODEL_NONSTREAMING_TOKENS.get(body.get("model"), None)
+    options["timeout"] = client._calculate_nonstreaming_timeout(body["max_tokens"], limit)
+
+
+def _warn_like_create(sdk: Any, body: dict[str, Any]) -> None:
+    """The warnings ``create()`` gives for a deprecated model (and for thinking "enabled"
+    on a model that should use "adaptive")."""
+    data = sdk._data
+    model = body.get("model")
+    if model in data.DEPRECATED_MODELS:
+        warnings.warn(
+            f"The model '{model}' is deprecated and will reach end-of-life on "
+            f"{data.DEPRECATED_MODELS[model]}.\nPlease migrate to a newer model. Visit "
+            "https://docs.anthropic.com/en/docs/resources/model-deprecations for more "
+            "information.",
+            DeprecationWarning,
+            stacklevel=5,
+        )
+    thinking = body.get("thinking")
+    if (
+        model in data.MODELS_TO_WARN_WITH_THINKING_ENABLED
+        and isinstance(thinking, dict)
+        and thinking.get("type") == "enabled"
+    ):
+        warnings.warn(
+            f"Using Claude with {model} and 'thinking.type=enabled' is deprecated. Use "
+            "'thinking.type=adaptive' instead which results in better model performance in "
+            "our testing: https://platform.claude.com/docs/en/build-with-claude/adaptive-thinking",
+            UserWarning,
+            stacklevel=5,
+        )
+
+
+def _sends_bytes(sdk: Any, client: Any, is_async: bool) -> bool:
+    """Whether ``client`` sends a body as it is given: a first-party client with the base
+    ``_prepare_options`` and no middleware (which may read the JSON body)."""
+    base = sdk.AsyncAnthropic if is_async else sdk.Anthropic
+    same = type(client)._prepare_options is base._prepare_options
+    return same and not getattr(client, "_middleware", ())
+
+
+def _encoded(body: dict[str, Any], options: dict[str, Any]) -> bytes | None:
+    """The body (``extra_body`` merged in, as the SDK merges it) as JSON bytes; None when a
+    value is not plain JSON (the SDK's own encoder then takes it as ``body=``)."""
+    extra = options.get("extra_json")
+    merged = {**body, **extra} if isinstance(extra, dict) else body
+    try:
+        return _ENCODER.encode(merged).encode("utf-8")
+    except (TypeError, ValueError, UnicodeEncodeError):
+        return None
+
+
+def post_arguments(
+    sdk: Any, client: Any, kwargs: dict[str, Any], *, is_async: bool
+) -> dict[str, Any]:
+    """``client.post(MESSAGES_PATH, **post_arguments(...))`` sends what
+    ``client.messages.create(**kwargs)`` sends and answers as it answers."""
+    check_names(sdk, kwargs)
+    body, options = split_request(kwargs)
+    _default_timeout(sdk, client, body, options)
+    _warn_like_create(sdk, body)
+    stream = bool(body.get("stream"))
+    stream_cls = (sdk.AsyncStream if is_async else sdk.Stream)[sdk.types.RawMessageStreamEvent]
+    args: dict[str, Any] = {
+        "cast_to": sdk.types.Message,
+        "stream": stream,
+        "stream_cls": stream_cls,
+    }
+    content = _encoded(body, options) if _sends_bytes(sdk, client, is_async) else None
+    if content is None:
+        args["body"] = body
+    else:
+        args["content"] = content
+        options = {k: v for k, v in options.items() if k != "extra_json"}
+    args["options"] = options
+    return args

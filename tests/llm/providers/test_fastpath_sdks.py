@@ -1,0 +1,317 @@
+"""The fast path (issue 12) on Anthropic, Mistral and Bedrock: Zerda's body goes out
+through the SDK's client without the SDK's documented call re-walking it, and what that
+call would send (body, headers, options) is sent. The canaries fail loudly when the SDK
+internals this relies on change (the SDK ranges are pinned in pyproject.toml)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import warnings
+from typing import Any
+
+import pytest
+
+from zerda.llm.providers import create_interface
+from zerda.testing import MockLLMServer
+
+HISTORY = [
+    {"role": "user", "content": "Weather in Paris? é"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "a1b2c3d4e", "name": "get_weather", "arguments": {"city": "Paris"}}],
+    },
+    {"role": "tool", "tool_call_id": "a1b2c3d4e", "content": {"temperature": 18}},
+]
+TOOLS = [{"name": "get_weather", "description": "d", "parameters": {"type": "object"}}]
+
+
+def _refuse(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("the SDK's documented call was used")
+
+
+# --- Anthropic -------------------------------------------------------------------------
+
+
+def _anthropic(server: MockLLMServer, **options: Any) -> Any:
+    llm = create_interface(
+        "anthropic:claude-haiku-4-5", **server.client_options("anthropic"), **options
+    )
+    llm.client.messages.create = _refuse
+    llm.async_client.messages.create = _refuse
+    return llm
+
+
+def test_anthropic_sends_what_messages_create_sends() -> None:
+    """The same body (the SDK's compact UTF-8 JSON, fields in Zerda's order) and headers as
+    messages.create() with the same keyword arguments, the caller's extra headers and body
+    fields among them."""
+    import anthropic
+
+    extra = {"extra_headers": {"X-Extra": "1"}, "extra_body": {"top_k": 3}, "workspace_id": "w1"}
+    with MockLLMServer() as server:
+        server.set_default("anthropic", text="ok")
+        llm = _anthropic(server)
+        native = llm._native_request(HISTORY, {"tools": TOOLS, "max_tokens": 50, **extra})
+        result = llm.generate(HISTORY, tools=TOOLS, max_tokens=50, **extra)
+        ours = server.last_request("anthropic")
+        sdk = anthropic.Anthropic(**server.sdk_client_kwargs("anthropic"), max_retries=0)
+        sdk.messages.create(**native)
+        theirs = server.last_request("anthropic")
+    assert result["content"] == "ok"
+    assert ours.path == theirs.path == "/v1/messages"
+    assert ours.body == theirs.body
+    assert "é".encode() in ours.raw_body and b", " not in ours.raw_body
+    assert json.loads(ours.raw_body)["top_k"] == 3
+    skip = {"x-stainless-retry-count", "x-stainless-read-timeout", "content-length"}
+    assert {k: v for k, v in ours.headers.items() if k not in skip} == {
+        k: v for k, v in theirs.headers.items() if k not in skip
+    }
+    assert ours.headers["anthropic-version"] and ours.headers["x-extra"] == "1"
+    assert ours.headers["anthropic-workspace-id"] == "w1"
+
+
+def test_anthropic_stream_and_async_go_through_post() -> None:
+    with MockLLMServer() as server:
+        server.enqueue("anthropic", text="one")
+        server.enqueue("anthropic", text="two")
+        server.enqueue("anthropic", text="three")
+        llm = _anthropic(server)
+        events = list(llm.stream("hi"))
+        sent = server.last_request("anthropic")
+
+        async def both() -> tuple[Any, Any]:
+            result = await llm.generate_async("hi")
+            streamed = [e async for e in llm.stream_async("hi")]
+            await llm.aclose()
+            return result, streamed
+
+        import asyncio
+
+        result, streamed = asyncio.run(both())
+    assert sent.body["stream"] is True
+    assert events[-1]["result"]["content"] == "one"
+    assert result["content"] == "two"
+    assert streamed[-1]["result"]["content"] == "three"
+
+
+def test_anthropic_default_timeout_is_create_s() -> None:
+    """No timeout given and the client's default: create()'s timeout from max_tokens."""
+    from zerda.llm.providers import _anthropic_post
+
+    with MockLLMServer() as server:
+        llm = _anthropic(server)
+        sdk = llm.sdk
+        args = _anthropic_post.post_arguments(
+            sdk, llm.client, {"model": "m", "messages": [], "max_tokens": 100}, is_async=False
+        )
+        expected = llm.client._calculate_nonstreaming_timeout(100, None)
+        given = _anthropic_post.post_arguments(
+            sdk,
+            llm.client,
+            {"model": "m", "messages": [], "max_tokens": 1, "timeout": 3},
+            is_async=False,
+        )
+        streamed = _anthropic_post.post_arguments(
+            sdk,
+            llm.client,
+            {"model": "m", "messages": [], "max_tokens": 1, "stream": True},
+            is_async=False,
+        )
+    assert args["options"]["timeout"] == expected
+    assert given["options"]["timeout"] == 3
+    assert "timeout" not in streamed["options"]
+    assert args["cast_to"] is sdk.types.Message and "content" in args and "body" not in args
+
+
+def test_anthropic_clients_that_route_by_body_get_the_body_as_json() -> None:
+    """AnthropicBedrock / AnthropicVertex rewrite /v1/messages from the JSON body
+    (_prepare_options): they get ``body=``, as create() gives it, never bytes."""
+    import anthropic
+
+    from zerda.llm.providers import _anthropic_post
+
+    bedrock = anthropic.AnthropicBedrock(
+        aws_region="us-east-1",
+        aws_access_key="a",
+        aws_secret_key="b",
+        base_url="http://127.0.0.1:9",
+    )
+    args = _anthropic_post.post_arguments(
+        anthropic, bedrock, {"model": "m", "messages": [], "max_tokens": 1}, is_async=False
+    )
+    assert args["body"] == {"model": "m", "messages": [], "max_tokens": 1}
+    assert "content" not in args
+
+
+def test_anthropic_a_value_that_is_not_plain_json_goes_as_body() -> None:
+    import anthropic
+
+    from zerda.llm.providers import _anthropic_post
+
+    client = anthropic.Anthropic(api_key="k", base_url="http://127.0.0.1:9")
+    kwargs = {"model": "m", "messages": [], "max_tokens": 1, "metadata": {"user_id": {1, 2}}}
+    args = _anthropic_post.post_arguments(anthropic, client, kwargs, is_async=False)
+    assert args["body"]["metadata"] == {"user_id": {1, 2}}  # the SDK's encoder decides
+
+
+def test_anthropic_warns_for_a_deprecated_model_as_create_does() -> None:
+    import anthropic
+
+    from zerda.llm.providers import _anthropic_post
+
+    model = next(iter(anthropic._data.DEPRECATED_MODELS))
+    client = anthropic.Anthropic(api_key="k", base_url="http://127.0.0.1:9")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _anthropic_post.post_arguments(
+            anthropic, client, {"model": model, "messages": [], "max_tokens": 1}, is_async=False
+        )
+    assert [w.category for w in caught] == [DeprecationWarning]
+    assert model in str(caught[0].message)
+
+
+def test_canary_anthropic_post_and_options() -> None:
+    anthropic = pytest.importorskip("anthropic")
+    for cls in (anthropic.Anthropic, anthropic.AsyncAnthropic):
+        params = set(inspect.signature(cls.post).parameters)
+        assert {"path", "cast_to", "body", "content", "options", "stream", "stream_cls"} <= params
+    keys = set(anthropic._types.RequestOptions.__annotations__)
+    assert {"headers", "params", "extra_json", "timeout"} <= keys
+    assert anthropic._constants.DEFAULT_TIMEOUT is not None
+    assert isinstance(anthropic._constants.MODEL_NONSTREAMING_TOKENS, dict)
+    assert isinstance(
+        anthropic._data.MODELS_TO_WARN_WITH_THINKING_ENABLED, (set, frozenset, list, tuple, dict)
+    )
+    client = anthropic.Anthropic(api_key="k", base_url="http://127.0.0.1:9")
+    assert client._calculate_nonstreaming_timeout(1024, None) is not None
+    assert client.default_headers["Content-Type"] == "application/json"
+    assert anthropic.AnthropicBedrock._prepare_options is not anthropic.Anthropic._prepare_options
+    create = set(inspect.signature(anthropic.resources.messages.Messages.create).parameters)
+    assert {"user_profile_id", "workspace_id", "extra_headers", "extra_body", "timeout"} <= create
+
+
+# --- Mistral ---------------------------------------------------------------------------
+
+
+def _mistral(server: MockLLMServer) -> Any:
+    llm = create_interface("mistral:m", **server.client_options("mistral"))
+    llm.client.chat.complete = _refuse
+    llm.client.chat.stream = _refuse
+    llm.client.chat.complete_async = _refuse
+    llm.client.chat.stream_async = _refuse
+    return llm
+
+
+def test_mistral_sends_what_chat_complete_sends() -> None:
+    from mistralai.client import Mistral
+
+    with MockLLMServer() as server:
+        server.set_default("mistral", text="ok")
+        llm = _mistral(server)
+        kwargs = {"tools": TOOLS, "max_tokens": 50, "random_seed": 3, "http_headers": {"X-A": "1"}}
+        native = llm._native_request(HISTORY, kwargs)
+        result = llm.generate(HISTORY, **kwargs)
+        ours = server.last_request("mistral")
+        Mistral(**server.sdk_client_kwargs("mistral")).chat.complete(**native)
+        theirs = server.last_request("mistral")
+    assert result["content"] == "ok"
+    assert ours.path == theirs.path
+    assert ours.body == theirs.body
+    assert {k: v for k, v in ours.headers.items() if k != "content-length"} == {
+        k: v for k, v in theirs.headers.items() if k != "content-length"
+    }
+
+
+def test_mistral_stream_and_async_go_through_the_sdk_steps() -> None:
+    import asyncio
+
+    with MockLLMServer() as server:
+        for text in ("one", "two", "three"):
+            server.enqueue("mistral", text=text)
+        llm = _mistral(server)
+        events = list(llm.stream("hi"))
+        sent = server.last_request("mistral")
+
+        async def both() -> tuple[Any, Any]:
+            result = await llm.generate_async("hi")
+            streamed = [e async for e in llm.stream_async("hi")]
+            await llm.aclose()
+            return result, streamed
+
+        result, streamed = asyncio.run(both())
+    assert sent.body["stream"] is True and sent.headers["accept"] == "text/event-stream"
+    assert events[-1]["result"]["content"] == "one"
+    assert result["content"] == "two"
+    assert streamed[-1]["result"]["content"] == "three"
+
+
+def test_canary_mistral_request_steps() -> None:
+    pytest.importorskip("mistralai")
+    from mistralai.client import errors, utils
+    from mistralai.client._hooks import HookContext
+    from mistralai.client.basesdk import BaseSDK
+    from mistralai.client.chat import Chat
+    from mistralai.client.utils import eventstreaming
+    from mistralai.client.utils.requestbodies import SerializedRequestBody
+    from mistralai.client.utils.unmarshal_json_response import unmarshal_json_response
+
+    build = set(inspect.signature(BaseSDK._build_request).parameters)
+    assert {
+        "method", "path", "base_url", "url_variables", "request", "request_body_required",
+        "request_has_path_params", "request_has_query_params", "user_agent_header",
+        "accept_header_value", "security", "timeout_ms", "get_serialized_body", "http_headers",
+        "allow_empty_value",
+    } <= build  # fmt: skip
+    assert set(inspect.signature(BaseSDK._build_request_async).parameters) == build
+    do = {"hook_ctx", "request", "is_error_status_code", "stream", "retry_config"}
+    assert do <= set(inspect.signature(BaseSDK.do_request).parameters)
+    assert do <= set(inspect.signature(BaseSDK.do_request_async).parameters)
+    hook = set(inspect.signature(HookContext).parameters)
+    assert {"config", "base_url", "operation_id", "oauth2_scopes", "security_source"} <= hook
+    assert {"media_type", "content"} <= set(inspect.signature(SerializedRequestBody).parameters)
+    for cls in (eventstreaming.EventStream, eventstreaming.EventStreamAsync):
+        assert {"response", "decoder", "sentinel", "client_ref"} <= set(
+            inspect.signature(cls).parameters
+        )
+    assert callable(utils.match_response) and callable(utils.stream_to_text)
+    assert callable(unmarshal_json_response) and errors.HTTPValidationError and errors.SDKError
+    assert {"messages", "model", "random_seed", "timeout_ms", "http_headers"} <= set(
+        inspect.signature(Chat.complete).parameters
+    )
+
+
+# --- Bedrock ---------------------------------------------------------------------------
+
+
+def test_bedrock_checks_what_the_caller_adds_before_sending() -> None:
+    """Zerda's clients skip botocore's validation of the whole request; a mistyped field
+    the caller passes is still refused by botocore's validator, naming it."""
+    with MockLLMServer() as server:
+        llm = create_interface("bedrock:m", **server.client_options("bedrock"))
+        result = llm.generate("hi", inferenceConfig={"maxTokens": "many"})
+        sent = len(server.requests_for("bedrock"))
+    assert result["error"]["type"] == "invalid_request"
+    assert "inferenceConfig.maxTokens" in result["error"]["message"]
+    assert sent == 0
+
+
+def test_bedrock_a_callers_client_keeps_its_own_validation() -> None:
+    import boto3
+
+    with MockLLMServer() as server:
+        client = boto3.client(**server.sdk_client_kwargs("bedrock"))
+        llm = create_interface("bedrock:m", client=client)
+        result = llm.generate("hi", inferenceConfig={"maxTokens": "many"})
+    assert result["error"]["type"] == "invalid_request"
+    assert getattr(llm, "_checks_native", False) is False
+
+
+def test_canary_botocore_validation_switch() -> None:
+    pytest.importorskip("botocore")
+    from botocore.config import Config
+    from botocore.validate import validate_parameters
+
+    assert Config(parameter_validation=False).parameter_validation is False
+    assert "shape" in inspect.signature(validate_parameters).parameters
