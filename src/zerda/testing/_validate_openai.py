@@ -170,23 +170,31 @@ def tool_names_valid(req: RecordedRequest) -> Rejection | None:
     for index, tool in dicts(body_of(req).get("tools")):
         function = tool.get("function")
         name = function.get("name") if isinstance(function, dict) else None
-        param = f"tools[{index}].function.name"
-        if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
-            return reject(
-                400,
-                f"Invalid '{param}': string does not match pattern. Expected a string that "
-                "matches the pattern '^[a-zA-Z0-9_-]+$'.",
-                param,
-                "invalid_value",
-            )
-        if len(name) > TOOL_NAME_MAX:
-            return reject(
-                400,
-                f"Invalid '{param}': string too long. Expected a string with maximum length "
-                f"{TOOL_NAME_MAX}, but got a string with length {len(name)} instead.",
-                param,
-                "string_above_max_length",
-            )
+        rejection = tool_name_rejection(name, f"tools[{index}].function.name")
+        if rejection:
+            return rejection
+    return None
+
+
+def tool_name_rejection(name: object, param: str) -> Rejection | None:
+    """The API's 400 for a name outside ``^[a-zA-Z0-9_-]+$`` or over 64 characters, at
+    ``param`` (Chat Completions and Responses give the same answer)."""
+    if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
+        return reject(
+            400,
+            f"Invalid '{param}': string does not match pattern. Expected a string that "
+            "matches the pattern '^[a-zA-Z0-9_-]+$'.",
+            param,
+            "invalid_value",
+        )
+    if len(name) > TOOL_NAME_MAX:
+        return reject(
+            400,
+            f"Invalid '{param}': string too long. Expected a string with maximum length "
+            f"{TOOL_NAME_MAX}, but got a string with length {len(name)} instead.",
+            param,
+            "string_above_max_length",
+        )
     return None
 
 

@@ -12,12 +12,11 @@ from typing import Any
 from zerda.testing._script import RecordedRequest
 from zerda.testing._validate import Rejection, Rule, body_of, dicts
 from zerda.testing._validate_openai import (
-    TOOL_NAME,
-    TOOL_NAME_MAX,
     api_key_present,
     json_object_body,
     model_present,
     reject,
+    tool_name_rejection,
 )
 
 # Content part types per place (API reference, "input" item list:
@@ -132,22 +131,9 @@ def function_tools_valid(req: RecordedRequest) -> Rejection | None:
             return reject(
                 400, f"Missing required parameter: '{param}'.", param, "missing_required_parameter"
             )
-        if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
-            return reject(
-                400,
-                f"Invalid '{param}': string does not match pattern. Expected a string that "
-                "matches the pattern '^[a-zA-Z0-9_-]+$'.",
-                param,
-                "invalid_value",
-            )
-        if len(name) > TOOL_NAME_MAX:
-            return reject(
-                400,
-                f"Invalid '{param}': string too long. Expected a string with maximum length "
-                f"{TOOL_NAME_MAX}, but got a string with length {len(name)} instead.",
-                param,
-                "string_above_max_length",
-            )
+        rejection = tool_name_rejection(name, param)
+        if rejection:
+            return rejection
     return None
 
 
