@@ -168,6 +168,19 @@ def _rendered(reply: Reply) -> tuple[int, Any]:
         return reply.status, None
 
 
+def stored_file(store: BatchStore, rest: list[str], renderer: Any, missing: str) -> Reply:
+    """GET files/{id} (its metadata) or files/{id}/content (its bytes), as OpenAI's and
+    Mistral's files APIs answer; ``missing`` is the API's 404 message."""
+    with store.lock:
+        found = store.files.get(rest[0]) if rest else None
+    if found is None:
+        return renderer.render_error(ErrorReply(404, missing))
+    meta, content = found
+    if rest[1:] == ["content"]:
+        return Reply(200, {"content-type": "application/octet-stream"}, body=content)
+    return _json(200, meta)
+
+
 # --- OpenAI ------------------------------------------------------------------------------
 
 
@@ -179,14 +192,7 @@ def _openai(mock: MockLLMServer, wire: str, req: RecordedRequest, renderer: Any)
     if kind == "files":
         if not rest and req.method == "POST":
             return _openai_upload(store, req, renderer)
-        with store.lock:
-            found = store.files.get(rest[0]) if rest else None
-        if found is None:
-            return renderer.render_error(ErrorReply(404, f"No such File object: {rest[:1]}"))
-        meta, content = found
-        if rest[1:] == ["content"]:
-            return Reply(200, {"content-type": "application/octet-stream"}, body=content)
-        return _json(200, meta)
+        return stored_file(store, rest, renderer, f"No such File object: {rest[:1]}")
     if not rest and req.method == "POST":
         return _openai_create(store, wire, req, renderer)
     if not rest:

@@ -77,14 +77,7 @@ def _files(
 ) -> Reply:
     if not rest and req.method == "POST":
         return _upload(store, req, renderer)
-    with store.lock:
-        found = store.files.get(rest[0]) if rest else None
-    if found is None:
-        return renderer.render_error(ErrorReply(404, f"File {rest[:1]} not found"))
-    meta, content = found
-    if rest[1:] == ["content"]:
-        return Reply(200, {"content-type": "application/octet-stream"}, body=content)
-    return _batches._json(200, meta)
+    return _batches.stored_file(store, rest, renderer, f"File {rest[:1]} not found")
 
 
 def _upload(store: _batches.BatchStore, req: RecordedRequest, renderer: Any) -> Reply:
