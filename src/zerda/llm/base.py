@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import abc
 import contextvars
+import functools
 import importlib
 import inspect
 import logging
@@ -163,7 +164,17 @@ def signature_options(
     """The keyword names ``fn`` takes, minus ``exclude``: the ONE way every provider lists
     the options its SDK client accepts. When ``fn`` also takes ``**kwargs`` it passes them
     on to ``var_keyword_to`` (ollama's Client to httpx.Client), whose names are added;
-    with no such target any name may be valid, and None says none can be refused."""
+    with no such target any name may be valid, and None says none can be refused.
+
+    Cached: per-call checks of ``**native`` read it on every request, and
+    ``inspect.signature`` costs more than a small request's whole conversion."""
+    return _signature_options(fn, frozenset(exclude), var_keyword_to)
+
+
+@functools.lru_cache(maxsize=256)
+def _signature_options(
+    fn: Callable[..., Any], exclude: frozenset[str], var_keyword_to: Callable[..., Any] | None
+) -> frozenset[str] | None:
     params = inspect.signature(fn).parameters.values()
     named = {
         p.name
