@@ -18,13 +18,12 @@ from zerda.llm import _names
 from zerda.llm.errors import InvalidRequestError
 from zerda.llm.executable import ExecutableTool
 from zerda.llm.messages import (
+    check_history,
     check_system,
-    json_problem,
-    resolve_tool_ids,
+    encoded,
     split_system,
     system_parts,
     text_problem,
-    validate_messages,
 )
 from zerda.llm.parts import check_media, drop_cache_points, move_tool_media
 from zerda.llm.tools import _normalize_tool
@@ -77,31 +76,31 @@ class Request:
 
 
 def schema_depth(schema: Any) -> int:
-    """How deep dicts and lists nest in ``schema``, counted without recursion (a schema
-    nested past Python's recursion limit is measured too)."""
-    deepest = 0
-    stack = [(schema, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict):
-            children: Any = value.values()
-        elif isinstance(value, list):
-            children = value
-        else:
-            continue
-        deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in children)
-    return deepest
+    """How deep dicts and lists nest in ``schema``, counted level by level without
+    recursion (a schema nested past Python's recursion limit is measured too; each level
+    is two list comprehensions, as this runs for every tool on every call)."""
+    depth = 0
+    level = [schema]
+    while level:
+        containers = [v for v in level if isinstance(v, (dict, list))]
+        if not containers:
+            break
+        depth += 1
+        level = [c for v in containers for c in (v.values() if isinstance(v, dict) else v)]
+    return depth
 
 
 def _check_schema(index: int, name: str, schema: dict[str, Any]) -> None:
-    depth = schema_depth(schema)
-    if depth > MAX_SCHEMA_DEPTH:
-        raise InvalidRequestError(
-            f"tools[{index}] ({name!r}): the schema nests {depth} levels deep (dicts and "
-            f"lists); Zerda sends at most {MAX_SCHEMA_DEPTH} on every provider"
-        )
-    problem = json_problem(schema)
+    text, problem = encoded(schema)
+    # Each level of nesting opens a bracket, so their count bounds the depth: the walk
+    # runs only for a schema that could be too deep (or that JSON could not encode).
+    if text is None or text.count("{") + text.count("[") > MAX_SCHEMA_DEPTH:
+        depth = schema_depth(schema)
+        if depth > MAX_SCHEMA_DEPTH:
+            raise InvalidRequestError(
+                f"tools[{index}] ({name!r}): the schema nests {depth} levels deep (dicts and "
+                f"lists); Zerda sends at most {MAX_SCHEMA_DEPTH} on every provider"
+            )
     if problem:
         raise InvalidRequestError(
             f"tools[{index}] ({name!r}): the schema cannot be sent as JSON: {problem}"
@@ -369,17 +368,22 @@ def _mark_last_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def map_parts(
-    messages: list[dict[str, Any]], spec: ProviderSpec, tool_results: Media, cache: bool
+    messages: list[dict[str, Any]],
+    spec: ProviderSpec,
+    tool_results: Media,
+    cache: bool,
+    has_parts: bool = True,
 ) -> list[dict[str, Any]]:
     """Content parts (already checked against the row by ``check_media``) made ready
     for the provider: cache points dropped where caching is automatic, the last user
     turn marked with ``cache=True`` where it is explicit, media that tool messages cannot
-    carry moved to a user message after them (docs/multimodal.md)."""
+    carry moved to a user message after them (docs/multimodal.md). ``has_parts`` False
+    (no message holds a list of parts) skips the walks that only parts concern."""
     if not spec.traits.cache_points:
-        messages = drop_cache_points(messages)
+        messages = drop_cache_points(messages) if has_parts else messages
     elif cache:
         messages = _mark_last_turn(messages)
-    return move_tool_media(messages, tool_results)
+    return move_tool_media(messages, tool_results) if has_parts else messages
 
 
 def map_system_parts(
@@ -439,12 +443,12 @@ def prepare(
             "required" in traits.tool_choice,
             "name" in traits.tool_choice,
         )
-    checked = validate_messages(messages)
-    resolved = resolve_tool_ids(checked, tool_id, repair=repair)
-    # Indices as the caller gave them: checked before system messages are taken out.
-    check_media(resolved, spec.name, traits.user, results_media)
-    system_text, rest = split_system(resolved, system)
-    rest = map_parts(rest, spec, results_media, cache)
+    history = check_history(messages, tool_id, repair=repair)
+    if history.has_parts:
+        # Indices as the caller gave them: checked before system messages are taken out.
+        check_media(history, spec.name, traits.user, results_media)
+    system_text, rest = split_system(history, system)
+    rest = map_parts(rest, spec, results_media, cache, history.has_parts)
     cached = cache and traits.cache_points
     if stop and not traits.stop_sequences:
         raise InvalidRequestError(
@@ -453,7 +457,7 @@ def prepare(
     choice = normalize_tool_choice(tool_choice, unified_tools)
     check_tool_choice(choice, parallel_tool_calls, spec)
     mapping = _names.name_map(
-        _names.names_in(unified_tools, rest),
+        [*(t["name"] for t in unified_tools or ()), *history.names],
         spec.traits.tool_name,
         spec.traits.tool_name_rule,
         spec.name,
@@ -471,7 +475,7 @@ def prepare(
         native=native,
         timeout=check_timeout(timeout),
         system_parts=(
-            map_system_parts(resolved, system, system_text, cached) if traits.cache_points else None
+            map_system_parts(history, system, system_text, cached) if traits.cache_points else None
         ),
         cache_tools=bool(cached and unified_tools),
         output=output,

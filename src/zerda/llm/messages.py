@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from zerda.llm.errors import InvalidRequestError
@@ -98,10 +98,9 @@ def json_text(value: Any) -> str:
     return _encode(value)
 
 
-def _checked_json(value: Any) -> tuple[Any, str | None]:
-    """(the value, carrying its JSON text when it is an object or array; None) or
-    (None, why it cannot be sent as JSON: NaN, infinities, sets, objects, text with a
-    lone surrogate, nesting too deep)."""
+def encoded(value: Any) -> tuple[str | None, str | None]:
+    """(``value`` as JSON text, None) or (None, why it cannot be sent as JSON: NaN,
+    infinities, sets, objects, text with a lone surrogate, nesting too deep)."""
     try:
         text = _encode(value)
         if not text.isascii():  # ASCII text holds no lone surrogate: no copy to check it
@@ -115,6 +114,15 @@ def _checked_json(value: Any) -> tuple[Any, str | None]:
         return None, str(exc)
     except RecursionError:
         return None, "it is nested too deeply"
+    return text, None
+
+
+def _checked_json(value: Any) -> tuple[Any, str | None]:
+    """(the value, carrying its JSON text when it is an object or array; None) or
+    (None, why it cannot be sent as JSON: see :func:`encoded`)."""
+    text, problem = encoded(value)
+    if text is None:
+        return None, problem
     if isinstance(value, dict):
         checked: Any = JSONObject(value)
     elif isinstance(value, list):
@@ -131,7 +139,7 @@ def json_problem(value: Any) -> str | None:
 
     Providers differ on such values (some send ``NaN``, some fail inside the SDK), so Zerda
     refuses them before anything is sent."""
-    return _checked_json(value)[1]
+    return encoded(value)[1]
 
 
 def text_problem(text: str) -> str | None:
@@ -161,6 +169,11 @@ def _check_tool_call(index: int, j: int, call: Any) -> dict[str, Any]:
             index, f"tool_calls[{j}].id must be a string or None, not {type(call_id).__name__}"
         )
     arguments = call.get("arguments")
+    if type(arguments) is dict and arguments:
+        arguments, problem = _checked_json(arguments)
+        if problem:
+            raise _fail(index, f"tool_calls[{j}].arguments cannot be sent as JSON: {problem}")
+        return {"id": call_id or None, "name": name, "arguments": arguments}
     if not arguments:
         if arguments is not None and not isinstance(arguments, dict):
             raise _fail(
@@ -208,32 +221,39 @@ def _check_message(index: int, message: Any) -> dict[str, Any]:
     if not isinstance(message, dict):
         raise _fail(index, f"must be a dict with a 'role', not {type(message).__name__}")
     role = message.get("role")
+    # The roles of a tool loop's history first: this runs once per message on every call.
+    if role == "tool":
+        return _check_tool(index, message)
+    if role == "assistant":
+        return _check_assistant(index, message)
+    if role == "user" or role == "system":
+        content = message.get("content")
+        if type(content) is str and content.isascii():  # ASCII holds no lone surrogate
+            return {"role": role, "content": content}
+        if isinstance(content, list):
+            allowed = ("text", "cache_point") if role == "system" else PART_TYPES
+            parts = check_parts(f"messages[{index}].content", content, allowed=allowed)
+            return {"role": role, "content": parts}
+        return {"role": role, "content": _check_text(index, message, optional=False)}
     if role is None and "stop_reason" in message and "message" in message:
         raise _fail(
             index,
             "this is a whole result of generate(), not a message: append result['message'] "
             "(and the tool results) to the history",
         )
-    if role not in ROLES:
-        raise _fail(index, f"unknown role {role!r} (expected one of {', '.join(ROLES)})")
-    if role in ("system", "user") and isinstance(message.get("content"), list):
-        allowed = ("text", "cache_point") if role == "system" else PART_TYPES
-        parts = check_parts(f"messages[{index}].content", message["content"], allowed=allowed)
-        return {"role": role, "content": parts}
-    if role in ("system", "user"):
-        return {"role": role, "content": _check_text(index, message, optional=False)}
-    if role == "assistant":
-        return _check_assistant(index, message)
-    return _check_tool(index, message)
+    raise _fail(index, f"unknown role {role!r} (expected one of {', '.join(ROLES)})")
 
 
 def _check_assistant(index: int, message: dict[str, Any]) -> dict[str, Any]:
     calls = message.get("tool_calls") or []
     if not isinstance(calls, list):
         raise _fail(index, "'tool_calls' must be a list")
+    content = message.get("content")
+    if not (content is None or (type(content) is str and content.isascii())):
+        content = _check_text(index, message, optional=True)
     out: dict[str, Any] = {
         "role": "assistant",
-        "content": _check_text(index, message, optional=True),
+        "content": content,
         "tool_calls": [_check_tool_call(index, j, c) for j, c in enumerate(calls)],
     }
     provider_data = message.get("provider_data")
@@ -254,11 +274,10 @@ def _check_tool(index: int, message: dict[str, Any]) -> dict[str, Any]:
     if name is not None and not isinstance(name, str):
         raise _fail(index, "'name' must be a string or None")
     content = message["content"]
-    if is_parts(content):
-        content = check_parts(f"messages[{index}].content", content)
     if isinstance(content, str):
         problem = text_problem(content)
-    elif is_parts(content):
+    elif type(content) is not dict and is_parts(content):
+        content = check_parts(f"messages[{index}].content", content)
         problem = json_problem(content)
     else:
         content, problem = _checked_json(content)
@@ -276,13 +295,17 @@ def _check_tool(index: int, message: dict[str, Any]) -> dict[str, Any]:
 def validate_messages(messages: str | Sequence[Any]) -> list[dict[str, Any]]:
     """Checked copies of ``messages`` (a string is one user turn); raises
     :class:`InvalidRequestError` naming the message index and field at the first problem."""
+    return list(_checked(messages))
+
+
+def _checked(messages: str | Sequence[Any]) -> Iterator[dict[str, Any]]:
     if isinstance(messages, str):
         messages = [{"role": "user", "content": messages}]
     if not isinstance(messages, Sequence):
         raise InvalidRequestError(
             f"messages must be a string or a list of messages, not {type(messages).__name__}"
         )
-    return [_check_message(i, m) for i, m in enumerate(messages)]
+    return map(_check_message, range(len(messages)), messages)
 
 
 def split_system(
@@ -290,6 +313,9 @@ def split_system(
 ) -> tuple[str | None, list[dict[str, Any]]]:
     """The system prompt (the argument first, then every system message, joined) and the
     other messages. Providers send the system prompt first, whatever its position."""
+    if isinstance(messages, History) and not messages.has_system:
+        text = text_of(system) if system else ""
+        return (text or None), messages
     texts = [text_of(c) for c in _system_contents(messages, system)]
     texts = [t for t in texts if t]
     rest = [m for m in messages if m["role"] != "system"]
@@ -312,6 +338,8 @@ def _system_contents(
     messages: list[dict[str, Any]], system: str | list[dict[str, Any]] | None
 ) -> list[Any]:
     head = [system] if system else []
+    if isinstance(messages, History) and not messages.has_system:
+        return head
     return head + [m["content"] for m in messages if m["role"] == "system" and m["content"]]
 
 
@@ -327,21 +355,45 @@ def check_system(system: Any) -> str | list[dict[str, Any]] | None:
 MakeId = Callable[[str | None, int, int], str | None]
 
 
+class History(list[dict[str, Any]]):
+    """Checked messages with every tool id resolved (:func:`check_history`), and what the
+    later passes of a request need to know about them, gathered on the way: whether any
+    message holds content parts, whether any is a system message, and every tool name of
+    the history's calls and results. A history of plain text and tool calls (an agent's
+    usual one) thus skips the media, cache-point and system passes altogether."""
+
+    __slots__ = ("has_parts", "has_system", "names")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.has_parts = False
+        self.has_system = False
+        self.names: list[str] = []
+
+
 def _pending_calls(
     index: int, message: dict[str, Any], used: set[str], make_id: MakeId
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The calls of an assistant message waiting for their results, and the message with
+    the ids to send (itself when no id changes)."""
     pending = []
+    changed = False
     for j, call in enumerate(message["tool_calls"]):
-        new_id = make_id(call["id"], index, j)
+        orig = call["id"]
+        new_id = make_id(orig, index, j)
         suffix = 0
         while new_id is not None and new_id in used:
             # A duplicated id would pair a result with the wrong call: make it unique.
             suffix += 1
-            new_id = make_id(f"{call['id']}_{suffix}", index, j)
+            new_id = make_id(f"{orig}_{suffix}", index, j)
         if new_id is not None:
             used.add(new_id)
-        pending.append({"orig": call["id"], "id": new_id, "name": call["name"], "done": False})
-    return pending
+        changed = changed or new_id != orig
+        pending.append({"orig": orig, "id": new_id, "name": call["name"], "done": False})
+    if changed:
+        calls = [{**c, "id": p["id"]} for c, p in zip(message["tool_calls"], pending, strict=True)]
+        message = {**message, "tool_calls": calls}
+    return pending, message
 
 
 def _match_result(
@@ -350,7 +402,10 @@ def _match_result(
     wanted = message["tool_call_id"]
     match = None
     if wanted is not None:
-        match = next((p for p in pending if not p["done"] and p["orig"] == wanted), None)
+        for p in pending:
+            if p["orig"] == wanted and not p["done"]:
+                match = p
+                break
     if match is None:
         open_calls = [p for p in pending if not p["done"]]
         if wanted is None or all(p["orig"] is None for p in open_calls):
@@ -372,12 +427,20 @@ def default_id(orig: str | None, index: int, j: int) -> str | None:
     return orig if orig else f"call_{index}_{j}"
 
 
+def check_history(
+    messages: str | Sequence[Any], make_id: MakeId = default_id, *, repair: bool = False
+) -> History:
+    """:func:`validate_messages` and :func:`resolve_tool_ids` in one pass over the caller's
+    messages (what every request runs, so its cost stays one walk of the history)."""
+    return resolve_tool_ids(_checked(messages), make_id, repair=repair)
+
+
 def resolve_tool_ids(
-    messages: list[dict[str, Any]],
+    messages: Iterable[dict[str, Any]],
     make_id: MakeId = default_id,
     *,
     repair: bool = False,
-) -> list[dict[str, Any]]:
+) -> History:
     """Validated ``messages`` where every tool call has an id and every tool result
     carries its call's id and name (system messages are kept in place). A message that
     changes is a new dict; one that does not is the validated message itself (validated
@@ -394,10 +457,12 @@ def resolve_tool_ids(
     unanswered call gets an ``is_error`` result saying "not executed", placed right after
     the turn's other results (also at the end of the history).
     """
-    out: list[dict[str, Any]] = []
+    out = History()
+    names = out.names
     used: set[str] = set()
     pending: list[dict[str, Any]] = []
     pending_at = -1
+    index = -1
     for index, message in enumerate(messages):
         role = message["role"]
         if role == "tool":
@@ -415,6 +480,8 @@ def resolve_tool_ids(
                     "tool_call_id": match["id"],
                     "name": message["name"] or match["name"],
                 }
+            names.append(message["name"])
+            out.has_parts = out.has_parts or type(message["content"]) is list
             out.append(message)
             continue
         if pending and repair:
@@ -422,17 +489,16 @@ def resolve_tool_ids(
         elif pending:
             _check_answered(pending, pending_at, index)
         if role == "assistant" and message["tool_calls"]:
-            pending, pending_at = _pending_calls(index, message, used, make_id), index
-            calls = message["tool_calls"]
-            if any(c["id"] != p["id"] for c, p in zip(calls, pending, strict=True)):
-                calls = [{**c, "id": p["id"]} for c, p in zip(calls, pending, strict=True)]
-                message = {**message, "tool_calls": calls}
-            out.append(message)
+            pending, message = _pending_calls(index, message, used, make_id)
+            pending_at = index
+            names += [c["name"] for c in message["tool_calls"]]
         else:
             pending = []
-            out.append(message)
+            out.has_system = out.has_system or role == "system"
+            out.has_parts = out.has_parts or type(message["content"]) is list
+        out.append(message)
     if repair:
-        out += _not_executed(pending, pending_at, len(messages))
+        out += _not_executed(pending, pending_at, index + 1)
     return out
 
 
