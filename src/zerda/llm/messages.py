@@ -372,13 +372,14 @@ class History(list[dict[str, Any]]):
 
 
 def _pending_calls(
-    index: int, message: dict[str, Any], used: set[str], make_id: MakeId
+    index: int, message: dict[str, Any], used: set[str], make_id: MakeId, names: list[str]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The calls of an assistant message waiting for their results, and the message with
-    the ids to send (itself when no id changes)."""
+    the ids to send (itself when no id changes); the calls' names go on ``names``."""
     pending = []
     changed = False
     for j, call in enumerate(message["tool_calls"]):
+        names.append(call["name"])
         orig = call["id"]
         new_id = make_id(orig, index, j)
         suffix = 0
@@ -489,9 +490,8 @@ def resolve_tool_ids(
         elif pending:
             _check_answered(pending, pending_at, index)
         if role == "assistant" and message["tool_calls"]:
-            pending, message = _pending_calls(index, message, used, make_id)
+            pending, message = _pending_calls(index, message, used, make_id, names)
             pending_at = index
-            names += [c["name"] for c in message["tool_calls"]]
         else:
             pending = []
             out.has_system = out.has_system or role == "system"
