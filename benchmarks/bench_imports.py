@@ -1,6 +1,9 @@
 """Import time, each figure measured in a fresh interpreter (``python -c``), median of runs.
 
 The timer starts inside the child, after the interpreter is up, so startup is not counted.
+Zerda's sources are byte-compiled first (:func:`compile_sources`), as pip compiles an
+installed wheel and as the SDKs in site-packages already are: a checkout run with
+``PYTHONDONTWRITEBYTECODE=1`` would otherwise compile Zerda's modules in every child.
 Per provider: Zerda (import zerda.llm, create the interface, build its SDK client) against
 the raw SDK (import it, build its client) and the SDK's import alone; also the provider
 module alone, which must not import its SDK.
@@ -15,7 +18,7 @@ import sys
 from typing import Any
 
 from bench_data import MODELS
-from bench_server import child_env
+from bench_server import SRC, child_env
 
 from zerda.testing import MockLLMServer
 
@@ -53,6 +56,14 @@ print(json.dumps([_t1 - _t0, _c1 - _c0, _heavy]))
 """
 
 
+def compile_sources() -> None:
+    """Writes the ``__pycache__`` of every Zerda module (what ``pip install`` of the wheel
+    does), so each child loads bytecode for Zerda as it does for the SDKs."""
+    import compileall
+
+    compileall.compile_dir(str(SRC / "zerda"), quiet=1)
+
+
 def _once(code: str, kw: dict[str, Any]) -> tuple[float, float, list[str]]:
     script = _TEMPLATE.format(kw=kw, code=code, heavy=HEAVY_ALL)
     proc = subprocess.run(
@@ -88,11 +99,13 @@ def measure(cases: dict[str, tuple[str, dict[str, Any]]], runs: int) -> dict[str
 
 
 def bench_zerda_llm(runs: int) -> dict[str, Any]:
+    compile_sources()
     result = measure({"zerda.llm": ("import zerda.llm", {})}, runs)["zerda.llm"]
     return {"ms": result["ms"], "cpu_ms": result["cpu_ms"], "modules_loaded": result["loaded"]}
 
 
 def bench_provider(provider: str, runs: int) -> dict[str, Any]:
+    compile_sources()
     addr = MockLLMServer(port=1)  # addresses only; nothing is called
     options = {"model": MODELS[provider], **addr.client_options(provider)}
     zerda = f"from zerda.llm import create_interface\ncreate_interface({provider!r}, **kw).client"
