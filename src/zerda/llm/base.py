@@ -730,9 +730,11 @@ class BaseLLMInterface(abc.ABC):
 
     # --- provider hooks -----------------------------------------------------------------
 
-    def _tool_id(self, orig: str | None, index: int, j: int) -> str | None:
-        """The id sent for a history tool call (and its result): the row's id rule."""
-        return ID_RULES[self.traits.tool_id](orig, index, j)
+    @property
+    def _tool_id(self) -> Callable[[str | None, int, int], str | None]:
+        """The row's id rule: ``rule(orig, message_index, call_index)`` is the id sent for
+        a history tool call and its result (the function itself, called once per call)."""
+        return ID_RULES[self.traits.tool_id]
 
     @abc.abstractmethod
     def _build_request(self, req: Request) -> dict[str, Any]:

@@ -102,7 +102,12 @@ def encoded(value: Any) -> tuple[str | None, str | None]:
     """(``value`` as JSON text, None) or (None, why it cannot be sent as JSON: NaN,
     infinities, sets, objects, text with a lone surrogate, nesting too deep)."""
     try:
-        text = _encode(value)
+        # _encode's two paths written out: this runs for every tool call and tool output
+        # of a history, on every request.
+        if _C_ENCODER is not None and isinstance(value, (dict, list)):
+            text = "".join(_C_ENCODER(value, 0))
+        else:
+            text = _ENCODER.encode(value)
         if not text.isascii():  # ASCII text holds no lone surrogate: no copy to check it
             text.encode("utf-8")
     except UnicodeEncodeError as exc:
