@@ -271,31 +271,39 @@ class AnthropicInterface(BaseLLMInterface):
 
 def _map_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Unified history -> alternating user/assistant messages (same-role ones merged;
-    messages left without any block dropped; cache points made ``cache_control``)."""
+    messages left without any block dropped; cache points made ``cache_control``). One
+    pass, one list of blocks per turn (our own, extended in place); the cache points are
+    applied only when the history holds one."""
     out: list[dict[str, Any]] = []
+    last_role = None
+    cached = False
     for message in messages:
         role, blocks = _map_message(message)
         if not blocks:
             continue
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
+        cached = cached or _CACHE_POINT in blocks
+        if role == last_role:
+            out[-1]["content"] += blocks
         else:
             out.append({"role": role, "content": blocks})
-    _apply_cache_points(out)
+            last_role = role
+    if cached:
+        _apply_cache_points(out)
     return [_finish_message(m) for m in out if m["content"]]
 
 
 def _map_message(message: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-    """One unified message -> its Anthropic role and content blocks."""
+    """One unified message -> its Anthropic role and content blocks (fresh lists)."""
     role = message["role"]
     if role == "tool":
-        blocks = _map_tool_blocks(message)
-    elif role == "assistant":
+        return "user", _map_tool_blocks(message)
+    if role == "assistant":
         return "assistant", _map_assistant_blocks(message)
-    elif isinstance(message["content"], list):
-        blocks = [b for p in message["content"] for b in _map_part(p)]
+    content = message["content"]
+    if isinstance(content, list):
+        blocks = [b for p in content for b in _map_part(p)]
     else:
-        blocks = _text_blocks(message["content"])
+        blocks = _text_blocks(content)
     return "user", [*blocks, _CACHE_POINT] if message.get("cache_after") else blocks
 
 
@@ -372,7 +380,7 @@ def _check_cache_points(kwargs: dict[str, Any]) -> None:
     count += sum(
         "cache_control" in b
         for m in kwargs["messages"]
-        if isinstance(m["content"], list)
+        if type(m["content"]) is list
         for b in m["content"]
     )
     if count > _MAX_CACHE_POINTS:
@@ -384,18 +392,26 @@ def _check_cache_points(kwargs: dict[str, Any]) -> None:
 
 def _text_blocks(text: str | None) -> list[dict[str, Any]]:
     # The API refuses empty (and whitespace-only) text blocks.
-    return [{"type": "text", "text": text}] if text and text.strip() else []
+    return [{"type": "text", "text": text}] if text and not text.isspace() else []
 
 
 def _map_assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
-    thinking = ((message.get("provider_data") or {}).get("anthropic") or {}).get("thinking")
-    blocks = [_copy_thinking(b) for b in thinking or [] if _is_thinking(b)]
-    blocks += _text_blocks(message["content"])
-    blocks += [
-        {"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["arguments"]}
-        for c in message["tool_calls"]
-    ]
+    provider_data = message.get("provider_data")
+    blocks = _map_thinking(provider_data) if provider_data else []
+    text = message["content"]
+    if text and not text.isspace():
+        blocks.append({"type": "text", "text": text})
+    for c in message["tool_calls"]:
+        blocks.append(
+            {"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["arguments"]}
+        )
     return blocks
+
+
+def _map_thinking(provider_data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The turn's thinking blocks, copied (``provider_data["anthropic"]["thinking"]``)."""
+    thinking = (provider_data.get("anthropic") or {}).get("thinking")
+    return [_copy_thinking(b) for b in thinking or [] if _is_thinking(b)]
 
 
 def _is_thinking(block: Any) -> bool:
@@ -414,17 +430,25 @@ def _copy_thinking(block: dict[str, Any]) -> dict[str, Any]:
 
 def _map_tool_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     """A tool result's block; a cache point in its parts marks the whole result."""
-    output = message["content"]
-    cached = is_parts(output) and any(p["type"] == "cache_point" for p in output)
     block = _map_tool_result(message)
-    return [block, _CACHE_POINT] if cached or message.get("cache_after") else [block]
+    output = message["content"]
+    cached = message.get("cache_after") or (
+        isinstance(output, list) and any(_is_cache_point(p) for p in output) and is_parts(output)
+    )
+    return [block, _CACHE_POINT] if cached else [block]
+
+
+def _is_cache_point(part: Any) -> bool:
+    return isinstance(part, dict) and part.get("type") == "cache_point"
 
 
 def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message["tool_call_id"]}
     output = message["content"]
-    if is_parts(output):  # text, image and document blocks may sit inside a tool_result
-        content: Any = [b for p in output if p["type"] != "cache_point" for b in _map_part(p)]
+    if type(output) is str:
+        content: Any = output
+    elif is_parts(output):  # text, image and document blocks may sit inside a tool_result
+        content = [b for p in output if p["type"] != "cache_point" for b in _map_part(p)]
     else:
         content = tool_output_text(output)
     if content:  # an empty output is sent as a result with no content, never as ""
@@ -436,16 +460,31 @@ def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
 
 def _finish_message(message: dict[str, Any]) -> dict[str, Any]:
     """Thinking blocks first in a (merged) assistant turn, tool results first in a user
-    turn, as the API requires; a lone text block sent as plain string content."""
+    turn, as the API requires; a lone text block sent as plain string content. The turn
+    is our own: it is finished in place."""
     blocks = message["content"]
+    if len(blocks) == 1:
+        block = blocks[0]
+        if block["type"] == "text" and "cache_control" not in block:
+            return {"role": message["role"], "content": block["text"]}
+        return message
     first = _THINKING_TYPES if message["role"] == "assistant" else ("tool_result",)
-    if len(blocks) > 1:
-        blocks = [b for b in blocks if b["type"] in first] + [
+    if not _in_order(blocks, first):
+        message["content"] = [b for b in blocks if b["type"] in first] + [
             b for b in blocks if b["type"] not in first
         ]
-    if len(blocks) == 1 and blocks[0]["type"] == "text" and "cache_control" not in blocks[0]:
-        return {"role": message["role"], "content": blocks[0]["text"]}
-    return {"role": message["role"], "content": blocks}
+    return message
+
+
+def _in_order(blocks: list[dict[str, Any]], first: tuple[str, ...]) -> bool:
+    """Whether every block of a ``first`` type comes before all the others."""
+    others = False
+    for block in blocks:
+        if block["type"] not in first:
+            others = True
+        elif others:
+            return False
+    return True
 
 
 # --- tools, tool_choice, options -------------------------------------------------------

@@ -239,13 +239,16 @@ class AWSInterface(BaseLLMInterface):
             config = config.merge(extra.pop("config"))
         # botocore's client cannot say whether it validates (meta.config drops the setting).
         self._checks_native = not config.parameter_validation
-        return self._session.client(
+        client = self._session.client(
             "bedrock-runtime",
             region_name=self.region,
             endpoint_url=self.base_url,
             config=config,
             **extra,
         )
+        if self._checks_native:
+            _register_prebuilt(client)
+        return client
 
     def _make_async_client(self) -> Any:
         return self.client
@@ -336,11 +339,17 @@ class AWSInterface(BaseLLMInterface):
         if getattr(self, "_checks_native", False):
             _check_native(client, operation, kwargs)
 
+    def _prebuilt(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The arguments of ``converse`` / ``converse_stream``: on the clients Zerda built,
+        the history and system blocks JSON-encoded once (:func:`_split_prebuilt`)."""
+        return _split_prebuilt(kwargs) if getattr(self, "_checks_native", False) else kwargs
+
     def _call(self, kwargs: dict[str, Any]) -> Any:
         kwargs, timeout = split_timeout(kwargs)
         client = self._client_for(timeout)
         self._check_native(client, "Converse", kwargs)
-        return self._retrying(lambda: client.converse(**kwargs))
+        call = self._prebuilt(kwargs)
+        return self._retrying(lambda: client.converse(**call))
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
         import asyncio  # loaded by now: this runs on an event loop; kept out of import time
@@ -349,7 +358,7 @@ class AWSInterface(BaseLLMInterface):
         kwargs, timeout = split_timeout(kwargs)
         client = self._client_for(timeout)  # built here, once, not in a pool thread
         self._check_native(client, "Converse", kwargs)
-        send = functools.partial(client.converse, **kwargs)
+        send = functools.partial(client.converse, **self._prebuilt(kwargs))
         # One attempt per pool job: the waits between attempts are awaited, not slept.
         return await self._retrying_async(lambda: loop.run_in_executor(self._pool, send))
 
@@ -485,7 +494,7 @@ class AWSInterface(BaseLLMInterface):
         kwargs, timeout = split_timeout(kwargs)
         client = self._client_for(timeout)
         self._check_native(client, "ConverseStream", kwargs)
-        events = _Events(client.converse_stream(**kwargs)["stream"])
+        events = _Events(client.converse_stream(**self._prebuilt(kwargs))["stream"])
         try:
             events.prefetch()
         except BaseException:
@@ -581,12 +590,13 @@ def _map_blocks(message: dict[str, Any], name_pattern: str) -> list[dict[str, An
     if isinstance(text, list):
         return _map_parts(text)
     blocks: list[dict[str, Any]] = (
-        [{"text": text}] if isinstance(text, str) and text.strip() else []
+        [{"text": text}] if isinstance(text, str) and text and not text.isspace() else []
     )
     if role != "assistant":
         return blocks
+    name_ok = _name_rule(name_pattern)
     for j, call in enumerate(message["tool_calls"]):
-        if not re.fullmatch(name_pattern, call["name"]):
+        if not name_ok(call["name"]):
             raise InvalidRequestError(
                 f"messages: an assistant message calls a tool named {call['name']!r} "
                 f"(tool_calls[{j}]), which bedrock refuses: tool names must match {name_pattern}"
@@ -596,20 +606,32 @@ def _map_blocks(message: dict[str, Any], name_pattern: str) -> list[dict[str, An
         )
     # Signed reasoning goes back first, before the text and toolUse blocks (Claude's
     # extended thinking with tools requires it).
-    return [*_replay_reasoning(message.get("provider_data")), *blocks]
+    provider_data = message.get("provider_data")
+    return [*_replay_reasoning(provider_data), *blocks] if provider_data else blocks
+
+
+@functools.lru_cache(maxsize=8)
+def _name_rule(pattern: str) -> Callable[[str], Any]:
+    """The row's tool-name rule, compiled once: a name matches it in full or not at all."""
+    return re.compile(pattern).fullmatch
 
 
 def _map_tool_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     """A toolResult block; a cache point among its parts goes after it (toolResult content
     takes none: ToolResultContentBlock has text, json, image, document, video)."""
     output = message["content"]
-    cached = is_parts(output) and any(p["type"] == "cache_point" for p in output)
-    return [_map_tool_result(message), _CACHE_POINT] if cached else [_map_tool_result(message)]
+    result = _map_tool_result(message)
+    cached = (
+        isinstance(output, list)
+        and any(isinstance(p, dict) and p.get("type") == "cache_point" for p in output)
+        and is_parts(output)
+    )
+    return [result, _CACHE_POINT] if cached else [result]
 
 
 def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
     output = message["content"]
-    if is_parts(output):
+    if isinstance(output, list) and is_parts(output):
         content = _map_parts([p for p in output if p["type"] != "cache_point"])
     else:
         content = [_map_tool_output(output)]
@@ -806,6 +828,74 @@ def _check_native(client: Any, operation: str, kwargs: dict[str, Any]) -> None:
     params = {k: v for k, v in kwargs.items() if k not in _ZERDA_BUILT}
     params["messages"] = kwargs.get("messages", [])[:1]
     validate_parameters(params, shape)
+
+
+# --- the history encoded once (the fast path) --------------------------------------------
+#
+# botocore's serializer rebuilds every request from its shapes before ``json.dumps``: at
+# 1,000 tool round trips that walk costs several times the encoding itself. The history and
+# system blocks are Zerda's own, built from a checked history, and their only members the
+# walk changes are blobs (raw bytes, sent as base64). On the clients Zerda builds they are
+# encoded here, once, and travel beside the other arguments under _PREBUILT; two handlers
+# of botocore's documented event system (https://boto3.amazonaws.com/v1/documentation/api/
+# latest/guide/events.html) take them out before serialization and put them at the head of
+# the body botocore serialized from the rest. Endpoint, headers, signing (of the whole
+# body), retries, errors, pool and the event-stream decoder stay botocore's.
+_PREBUILT = "zerda_prebuilt_json"
+_OPERATIONS = ("Converse", "ConverseStream")
+
+
+def _blob(value: Any) -> str:
+    """A blob member as botocore's JSON serializer writes it (``_get_base64``)."""
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode("utf-8")
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _split_prebuilt(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with the body fields Zerda built (messages, system: the first ones of the
+    body, as _build_request puts them) replaced by their JSON text, as botocore's
+    ``json.dumps`` writes them; ``kwargs`` as they are when those fields do not lead."""
+    head: dict[str, Any] = {}
+    rest: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        if key in _ZERDA_BUILT and all(k == "modelId" for k in rest):  # modelId: the URL's
+            head[key] = value
+        else:
+            rest[key] = value
+    if not head:
+        return kwargs
+    try:
+        rest[_PREBUILT] = json.dumps(head, default=_blob)
+    except (TypeError, ValueError):  # not plain JSON: botocore serializes it all
+        return kwargs
+    return rest
+
+
+def _take_prebuilt(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+    """``provide-client-params``: the prebuilt text kept in the call's context, out of the
+    parameters botocore serializes."""
+    text = params.pop(_PREBUILT, None)
+    if text is not None:
+        context[_PREBUILT] = text
+
+
+def _splice_prebuilt(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+    """``before-call``: the prebuilt fields at the head of the serialized body (both are
+    ``json.dumps`` objects: the result is the text of one dict holding both)."""
+    text = context.pop(_PREBUILT, None)
+    if text is None:
+        return
+    head = text.encode("utf-8")
+    body = params.get("body") or b"{}"
+    params["body"] = head if body == b"{}" else b"".join([head[:-1], b", ", body[1:]])
+
+
+def _register_prebuilt(client: Any) -> None:
+    events = client.meta.events
+    for operation in _OPERATIONS:
+        events.register(f"provide-client-params.bedrock-runtime.{operation}", _take_prebuilt)
+        events.register(f"before-call.bedrock-runtime.{operation}", _splice_prebuilt)
 
 
 def _map_reasoning(plan: Plan | None) -> dict[str, Any]:
