@@ -116,8 +116,9 @@ def _map_message(message: dict[str, Any], map_part: MapPart = _map_part) -> dict
     if role == "tool":
         # No is_error field exists in this shape: the output text itself must say so.
         output = message["content"]
-        content = text_of(output) if is_parts(output) else tool_output_text(output)
-        return {"role": "tool", "tool_call_id": message["tool_call_id"], "content": content}
+        if type(output) is not str:
+            output = text_of(output) if is_parts(output) else tool_output_text(output)
+        return {"role": "tool", "tool_call_id": message["tool_call_id"], "content": output}
     if role == "assistant" and message["tool_calls"]:
         calls = [_map_tool_call(c) for c in message["tool_calls"]]
         return {"role": "assistant", "content": message["content"], "tool_calls": calls}
@@ -493,8 +494,15 @@ class OpenAICompatInterface(BaseLLMInterface):
         return _map_response_format(output)
 
     def _map_messages(self, req: Request) -> list[dict[str, Any]]:
-        head = [{"role": "system", "content": req.system}] if req.system else []
-        messages = head + [self._map_message(m) for m in req.messages]
+        messages = self._map_system(req.system)
+        messages += [self._map_message(m) for m in req.messages]
+        return self._nonempty(messages)
+
+    def _map_system(self, system: str | None) -> list[dict[str, Any]]:
+        """The head of the messages list: the system message, if any."""
+        return [{"role": "system", "content": system}] if system else []
+
+    def _nonempty(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if not messages:
             # The API refuses it: "Invalid 'messages': empty array. Expected an array with
             # minimum length 1" (https://platform.openai.com/docs/api-reference/chat/create).

@@ -106,12 +106,15 @@ class MistralInterface(OpenAICompatInterface):
     def _map_messages(self, req: Any) -> list[dict[str, Any]]:
         """Mistral refuses a user message right after a tool message ("Unexpected role
         'user' after role 'tool'", code 3230): a short assistant turn bridges the two."""
-        out: list[dict[str, Any]] = []
-        for mapped in super()._map_messages(req):
-            if mapped["role"] == "user" and out and out[-1]["role"] == "tool":
+        out = self._map_system(req.system)
+        previous = None
+        for message in req.messages:
+            role = message["role"]
+            if role == "user" and previous == "tool":
                 out.append(dict(_BRIDGE))
-            out.append(mapped)
-        return out
+            out.append(self._map_message(message))
+            previous = role
+        return self._nonempty(out)
 
     def _map_message(self, message: dict[str, Any]) -> dict[str, Any]:
         mapped = _map_message(message, _map_part)

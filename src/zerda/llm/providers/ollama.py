@@ -65,8 +65,9 @@ def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
     # by tool_call_id; older servers ignore the unknown field). It has no is_error field.
     # Media from tools were moved to a user message by the base: only text is left here.
     output = message["content"]
-    content = text_of(output) if is_parts(output) else tool_output_text(output)
-    out = {"role": "tool", "content": content, "tool_name": message["name"]}
+    if type(output) is not str:
+        output = text_of(output) if is_parts(output) else tool_output_text(output)
+    out = {"role": "tool", "content": output, "tool_name": message["name"]}
     if message["tool_call_id"]:
         out["tool_call_id"] = message["tool_call_id"]
     return out
@@ -80,7 +81,7 @@ def _map_message(message: dict[str, Any]) -> dict[str, Any]:
     content = message["content"]
     out: dict[str, Any] = {"role": role, "content": text_of(content or "")}
     images = (
-        [p["data"] for p in content if p["type"] == "image"] if isinstance(content, list) else []
+        [p["data"] for p in content if p["type"] == "image"] if isinstance(content, list) else ()
     )
     if images:
         # message.images: base64 images, the server fetches no URL
@@ -276,8 +277,9 @@ class OllamaInterface(BaseLLMInterface):
             body["options"] = options
         body.update(self._native_output(req))
         body.update(_map_reasoning(req.reasoning))
-        self._check_native(req.native)
-        body = _merge_native(body, req.native)
+        if req.native:
+            self._check_native(req.native)
+            body = _merge_native(body, req.native)
         if req.timeout is not None:  # taken out by _call: httpx's per-request timeout
             body["timeout"] = req.timeout
         return body

@@ -93,7 +93,12 @@ def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
     # No is_error field exists on function_call_output: the output text itself says so.
     # Parts (a screenshot, a PDF) travel in the output itself, as input content parts.
     content = message["content"]
-    output = _map_content(content) if is_parts(content) else tool_output_text(content)
+    if type(content) is str:
+        output: Any = content
+    elif is_parts(content):
+        output = [_map_part(p) for p in content]
+    else:
+        output = tool_output_text(content)
     return {"type": "function_call_output", "call_id": message["tool_call_id"], "output": output}
 
 
