@@ -45,7 +45,11 @@ _HEADER_PARAMETERS = {
 }
 
 # The SDK's own encoder settings (anthropic/_utils/_json.py): the same bytes create() sends.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# No circular check: the body is Zerda's own, built fresh from a checked history (which
+# refuses cycles), so the C encoder need not track every container it enters.
+_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
+)
 
 _CREATE_PARAMETERS: dict[int, frozenset[str] | None] = {}
 

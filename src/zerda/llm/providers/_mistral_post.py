@@ -30,7 +30,10 @@ _PATHS = {False: "/v1/chat/completions", True: "/v1/chat/completions#stream"}
 _OPERATIONS = {False: "chat_completion_v1_chat_completions_post", True: "stream_chat"}
 _RETRIED = ["429", "500", "502", "503", "504"]  # as chat.complete() retries them
 # The JSON the SDK sends (compact, UTF-8), encoded in one C call.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# No circular check: the body is Zerda's own, built fresh from a checked history.
+_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
+)
 
 _PARAMETERS: dict[bool, frozenset[str] | None] = {}
 

@@ -852,6 +852,10 @@ def _blob(value: Any) -> str:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
+# botocore's json.dumps settings (the defaults); no circular check on Zerda's own blocks.
+_PREBUILT_ENCODER = json.JSONEncoder(default=_blob, check_circular=False)
+
+
 def _split_prebuilt(kwargs: dict[str, Any]) -> dict[str, Any]:
     """``kwargs`` with the body fields Zerda built (messages, system: the first ones of the
     body, as _build_request puts them) replaced by their JSON text, as botocore's
@@ -866,7 +870,7 @@ def _split_prebuilt(kwargs: dict[str, Any]) -> dict[str, Any]:
     if not head:
         return kwargs
     try:
-        rest[_PREBUILT] = json.dumps(head, default=_blob)
+        rest[_PREBUILT] = _PREBUILT_ENCODER.encode(head)
     except (TypeError, ValueError):  # not plain JSON: botocore serializes it all
         return kwargs
     return rest
