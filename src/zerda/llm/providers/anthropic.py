@@ -122,13 +122,14 @@ class AnthropicInterface(BaseLLMInterface):
     # --- request --------------------------------------------------------------------------
 
     def _build_request(self, req: Request) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"model": self.model, "messages": _map_messages(req.messages)}
+        messages, cached = _map_turns(req.messages)
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
         if req.system:
             kwargs["system"] = _map_system(req.system_parts) if req.system_parts else req.system
         tools = _map_tools(req.tools)
         if tools:
             kwargs["tools"] = _cache_last(tools) if req.cache_tools else tools
-        _check_cache_points(kwargs)
+        _check_cache_points(kwargs, cached)
         tool_choice = _map_tool_choice(req.tool_choice, req.parallel_tool_calls, bool(tools))
         if tool_choice:
             kwargs["tool_choice"] = tool_choice
@@ -271,9 +272,14 @@ class AnthropicInterface(BaseLLMInterface):
 
 def _map_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Unified history -> alternating user/assistant messages (same-role ones merged;
-    messages left without any block dropped; cache points made ``cache_control``). One
-    pass, one list of blocks per turn (our own, extended in place); the cache points are
-    applied only when the history holds one."""
+    messages left without any block dropped; cache points made ``cache_control``)."""
+    return _map_turns(messages)[0]
+
+
+def _map_turns(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
+    """(:func:`_map_messages`, whether the history held a cache point). One pass, one list
+    of blocks per turn (our own, extended in place); the cache points are applied only
+    when the history holds one."""
     out: list[dict[str, Any]] = []
     last_role = None
     cached = False
@@ -289,7 +295,7 @@ def _map_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             last_role = role
     if cached:
         _apply_cache_points(out)
-    return [_finish_message(m) for m in out if m["content"]]
+    return [_finish_message(m) for m in out if m["content"]], cached
 
 
 def _map_message(message: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
@@ -373,16 +379,18 @@ def _cache_last(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [*tools[:-1], {**tools[-1], "cache_control": dict(_EPHEMERAL)}]
 
 
-def _check_cache_points(kwargs: dict[str, Any]) -> None:
-    """The API refuses more than four cache_control blocks in a request: refused here."""
+def _check_cache_points(kwargs: dict[str, Any], in_messages: bool = True) -> None:
+    """The API refuses more than four cache_control blocks in a request: refused here
+    (``in_messages``: whether the messages may hold one; only a cache point makes one)."""
     system = kwargs["system"] if isinstance(kwargs.get("system"), list) else []
     count = sum("cache_control" in b for b in (*kwargs.get("tools", []), *system))
-    count += sum(
-        "cache_control" in b
-        for m in kwargs["messages"]
-        if type(m["content"]) is list
-        for b in m["content"]
-    )
+    if in_messages:
+        count += sum(
+            "cache_control" in b
+            for m in kwargs["messages"]
+            if isinstance(m["content"], list)
+            for b in m["content"]
+        )
     if count > _MAX_CACHE_POINTS:
         raise InvalidRequestError(
             f"anthropic takes at most {_MAX_CACHE_POINTS} cache points in a request "
