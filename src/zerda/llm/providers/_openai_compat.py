@@ -509,8 +509,9 @@ class OpenAICompatInterface(BaseLLMInterface):
             raise InvalidRequestError(f"messages: {self.provider} needs at least one message")
         return messages
 
-    def _map_message(self, message: dict[str, Any]) -> dict[str, Any]:
-        return _map_message(message)
+    # The module's function itself (no method frame per message); a provider whose
+    # messages differ overrides it with a method.
+    _map_message: Callable[..., dict[str, Any]] = staticmethod(_map_message)
 
     def _map_reasoning(self, plan: Plan | None) -> dict[str, Any]:
         return _map_reasoning(plan)
