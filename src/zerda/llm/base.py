@@ -42,7 +42,7 @@ from dataclasses import replace
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from zerda.llm import _names, _ratelimit, _structured, _telemetry, registry
+from zerda.llm import _gc, _names, _ratelimit, _structured, _telemetry, registry
 from zerda.llm._ids import ID_RULES
 from zerda.llm._ratelimit import RateLimiter
 from zerda.llm._request import (
@@ -1041,7 +1041,9 @@ class BaseLLMInterface(abc.ABC):
     def _checked_request(
         self, messages: Any, kwargs: dict[str, Any]
     ) -> tuple[Request, dict[str, Any]]:
-        """The checked request and the SDK call's keyword arguments built from it."""
+        """The checked request and the SDK call's keyword arguments built from it (the
+        garbage collector paused meanwhile: :mod:`zerda.llm._gc`)."""
+        paused = _gc.pause()
         try:
             req = self._prepare(messages, **kwargs)
             # The retry budget of this call: its own timeout, else the interface's.
@@ -1051,6 +1053,8 @@ class BaseLLMInterface(abc.ABC):
             if isinstance(exc, ZerdaError):
                 raise
             raise InvalidRequestError(str(exc), provider=self.provider) from exc
+        finally:
+            _gc.resume(paused)
 
     def _with_output(
         self, result: dict[str, Any], output: OutputSpec | None, raise_errors: bool | None

@@ -1,0 +1,72 @@
+"""The garbage collector is paused while a request is converted, and only then
+(zerda.llm._gc): resumed after, also when the conversion fails, and never enabled by
+Zerda when the caller disabled it."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from zerda.llm import create_interface
+from zerda.llm.errors import InvalidRequestError
+from zerda.testing import MockLLMServer
+
+
+@pytest.fixture
+def llm(mock_llm_server: MockLLMServer) -> Iterator[Any]:
+    mock_llm_server.set_default("openai", text="hi")
+    with create_interface(
+        "openai", model="m-1", **mock_llm_server.client_options("openai")
+    ) as interface:
+        yield interface
+
+
+@pytest.fixture(autouse=True)
+def _collector_enabled() -> Iterator[None]:
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    (gc.enable if was else gc.disable)()
+
+
+def _spy(llm: Any, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether the collector was enabled each time the request was built."""
+    seen: list[bool] = []
+    build = llm._build_request
+
+    def spying(req: Any) -> Any:
+        seen.append(gc.isenabled())
+        return build(req)
+
+    monkeypatch.setattr(llm, "_build_request", spying)
+    return seen
+
+
+def test_the_collector_is_paused_while_the_request_is_built_and_resumed_after(
+    llm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = _spy(llm, monkeypatch)
+    result = llm.generate("hi")
+    assert result["content"] == "hi"
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+def test_the_collector_is_resumed_when_the_request_is_refused(llm: Any) -> None:
+    with pytest.raises(InvalidRequestError):
+        llm.generate([{"role": "nobody", "content": "hi"}], raise_errors=True)
+    assert gc.isenabled()
+
+
+def test_a_collector_the_caller_disabled_stays_disabled(
+    llm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = _spy(llm, monkeypatch)
+    gc.disable()
+    assert llm.generate("hi")["content"] == "hi"
+    assert list(llm.stream("hi"))[-1]["result"]["content"] == "hi"
+    assert seen == [False, False]
+    assert not gc.isenabled()
