@@ -126,7 +126,7 @@ def _resolved(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return llm._prepare(messages).messages
 
 
-def test_map_messages_gemini_history_keeps_signatures_as_bytes() -> None:
+def test_map_messages_gemini_history_keeps_signatures_as_sent() -> None:
     contents = gemini._map_messages(_resolved(history_from("gemini")))
     assert contents == [
         user("Weather and time in Paris?"),
@@ -134,22 +134,23 @@ def test_map_messages_gemini_history_keeps_signatures_as_bytes() -> None:
             "role": "model",
             "parts": [
                 {
-                    "function_call": {"name": "get_weather", "args": {"city": "Paris"}},
-                    "thought_signature": b"sig-one",
+                    "functionCall": {"name": "get_weather", "args": {"city": "Paris"}},
+                    # b"sig-one" as google-genai sends bytes: URL-safe base64
+                    "thoughtSignature": "c2lnLW9uZQ==",
                 },
-                {"function_call": {"name": "get_time", "args": {"city": "Paris"}}},
+                {"functionCall": {"name": "get_time", "args": {"city": "Paris"}}},
             ],
         },
         {
             "role": "user",
             "parts": [
                 {
-                    "function_response": {
+                    "functionResponse": {
                         "name": "get_weather",
                         "response": {"temp_c": 18, "sky": "clear"},
                     }
                 },
-                {"function_response": {"name": "get_time", "response": {"result": "14:05"}}},
+                {"functionResponse": {"name": "get_time", "response": {"result": "14:05"}}},
             ],
         },
         {"role": "model", "parts": [{"text": "18°C and clear; it is 14:05."}]},
@@ -179,17 +180,17 @@ def test_map_messages_merges_results_and_following_text_and_orders_results_by_ca
             "parts": [
                 {"text": "Calling."},
                 {
-                    "function_call": {"name": "f", "args": {}, "id": "a"},
-                    "thought_signature": gemini._PLACEHOLDER_SIGNATURE,
+                    "functionCall": {"name": "f", "args": {}, "id": "a"},
+                    "thoughtSignature": PLACEHOLDER,
                 },
-                {"function_call": {"name": "g", "args": {"x": 1}, "id": "b"}},
+                {"functionCall": {"name": "g", "args": {"x": 1}, "id": "b"}},
             ],
         },
         {
             "role": "user",
             "parts": [
-                {"function_response": {"name": "f", "response": {"error": "boom"}, "id": "a"}},
-                {"function_response": {"name": "g", "response": {"result": [1, 2]}, "id": "b"}},
+                {"functionResponse": {"name": "f", "response": {"error": "boom"}, "id": "a"}},
+                {"functionResponse": {"name": "g", "response": {"result": [1, 2]}, "id": "b"}},
                 {"text": "and?"},
             ],
         },
@@ -220,12 +221,12 @@ def test_map_messages_does_not_mutate_input() -> None:
     ("choice", "native"),
     [
         (None, None),
-        ("auto", {"function_calling_config": {"mode": "AUTO"}}),
-        ("none", {"function_calling_config": {"mode": "NONE"}}),
-        ("required", {"function_calling_config": {"mode": "ANY"}}),
+        ("auto", {"functionCallingConfig": {"mode": "AUTO"}}),
+        ("none", {"functionCallingConfig": {"mode": "NONE"}}),
+        ("required", {"functionCallingConfig": {"mode": "ANY"}}),
         (
             {"name": "get_time"},
-            {"function_calling_config": {"mode": "ANY", "allowed_function_names": ["get_time"]}},
+            {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["get_time"]}},
         ),
     ],
 )
@@ -239,7 +240,9 @@ def test_map_tools_uses_the_gemini_schema_adapter() -> None:
         "properties": {"p": {"$ref": "#/$defs/P"}},
         "$defs": {"P": {"type": "string", "enum": ["a"]}},
     }
-    assert gemini._map_tools([{"name": "f", "description": "", "parameters": schema}]) == [
+    tools = gemini._map_tools([{"name": "f", "description": "", "parameters": schema}])
+    assert tools is not None
+    assert json.loads(tools) == [
         {
             "function_declarations": [
                 {
@@ -268,14 +271,26 @@ def test_map_config_options_and_native() -> None:
         parallel_tool_calls=False,
         native={"top_k": 3, "temperature": 0.7},
     )
-    assert gemini._map_config(req) == {
+    config = gemini._map_config(req)
+    assert config == {
         "system_instruction": "sys",
         "max_output_tokens": 9,
-        "temperature": 0.7,
+        "temperature": 0.2,
         "top_p": 0.5,
         "stop_sequences": ["X"],
-        "automatic_function_calling": {"disable": True},
-        "top_k": 3,
+    }
+    api_client = GeminiInterface(MODEL, api_key=KEY).client._api_client
+    # **native over Zerda's fields, converted by google-genai (topK), a field at a time.
+    assert gemini._map_body(api_client, [user("hi")], config, req.native) == {
+        "contents": [user("hi")],
+        "systemInstruction": {"parts": [{"text": "sys"}], "role": "user"},
+        "generationConfig": {
+            "maxOutputTokens": 9,
+            "temperature": 0.7,
+            "topP": 0.5,
+            "stopSequences": ["X"],
+            "topK": 3.0,
+        },
     }
 
 

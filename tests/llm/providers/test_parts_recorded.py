@@ -132,7 +132,10 @@ def _gemini(native: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | N
         raw = base64.urlsafe_b64decode(blob["data"].replace("+", "-").replace("/", "_"))
         data = base64.b64encode(raw).decode()
         part = {"type": _kind(media_type), "data": data, "media_type": media_type}
-        return part, {"inline_data": {"mime_type": media_type, "data": raw}}
+        # Zerda writes the REST body (issue 12): the bytes as URL-safe base64, as google-genai
+        # sends them.
+        wire = base64.urlsafe_b64encode(raw).decode()
+        return part, {"inlineData": {"data": wire, "mime_type": media_type}}
     file_data = native.get("file_data") or native.get("fileData")
     if file_data is None:
         return None
@@ -143,7 +146,7 @@ def _gemini(native: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | N
         {"type": "file", "uri": uri} if provider_hosted else {"type": _kind(media_type), "url": uri}
     )
     return {**part, "media_type": media_type}, {
-        "file_data": {"file_uri": uri, "mime_type": media_type}
+        "fileData": {"file_uri": uri, "mime_type": media_type}
     }
 
 

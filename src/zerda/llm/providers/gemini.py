@@ -30,11 +30,11 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
-from itertools import chain, groupby, islice
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from zerda.llm._retry import retry_after_from_headers
-from zerda.llm.base import BaseLLMInterface, Request, signature_options
+from zerda.llm.base import BaseLLMInterface, Request, _running_loop, signature_options
 from zerda.llm.batch import BatchStatus, ItemOutcome
 from zerda.llm.errors import (
     ConnectionError,
@@ -46,7 +46,7 @@ from zerda.llm.errors import (
     malformed_response,
 )
 from zerda.llm.parts import b64decode, is_parts, text_of
-from zerda.llm.providers import _batch_gemini
+from zerda.llm.providers import _batch_gemini, _gemini_sdk
 from zerda.llm.reasoning import Plan
 from zerda.llm.registry import Media
 from zerda.llm.tools import parse_gemini_tool_calls, to_gemini_tools
@@ -80,7 +80,8 @@ _TOOL_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
 # provider made): https://ai.google.dev/gemini-api/docs/thought-signatures
 # The user turn put before a history that starts with the model (see _map_messages).
 _OPENING = "(conversation continued)"
-_PLACEHOLDER_SIGNATURE = base64.urlsafe_b64decode("skip_thought_signature_validator")
+# (as sent: the URL-safe base64 of its bytes, which is the same text)
+_PLACEHOLDER_SIGNATURE = "skip_thought_signature_validator"
 
 _GEMINI_VERSION = re.compile(r"(?:models/)?gemini-(\d+)")
 _END = object()  # anext's default: the stream ended before its first chunk
@@ -165,21 +166,26 @@ class GeminiInterface(BaseLLMInterface):
         return super()._tool_results_media()
 
     def _build_request(self, req: Request) -> dict[str, Any]:
-        config = _with_timeout(_map_config(req, self._native_output(req)), req.timeout)
+        """Zerda's REST body (see _gemini_sdk), for the API the client speaks: what the model
+        path, the tools' form and a few keys depend on."""
+        api_client = self._api_client()
+        native = dict(req.native)
+        config = _map_config(req, self._native_output(req))
+        contents = _map_messages(req.messages, bool(api_client.vertexai))
         return {
             "model": self.model,
-            "contents": _map_messages(req.messages),
-            "config": self._validate_config(config),
+            "body": _map_body(api_client, contents, config, native),
+            "http_options": _with_timeout(native.get("http_options"), req.timeout),
         }
 
-    def _validate_config(self, config: dict[str, Any]) -> Any:
-        """The GenerateContentConfig, checked here so that a bad ``**native`` option is an
-        invalid_request naming it, with nothing sent."""
-        types = self.sdk.types  # type: ignore[union-attr]
-        try:
-            return types.GenerateContentConfig.model_validate(config)
-        except ValueError as exc:  # pydantic's ValidationError
-            raise InvalidRequestError(_config_problem(exc)) from exc
+    def _api_client(self) -> Any:
+        """google-genai's API client of a client this interface has, else of the one the
+        call will use (the async one inside an event loop): the request is written for the
+        API it speaks (Gemini API or Vertex AI, as the client resolved it)."""
+        client = self._client if self._client is not None else self._async_client
+        if client is None:
+            client = self.async_client if _running_loop() is not None else self.client
+        return client._api_client
 
     def _map_response_format(self, output: OutputSpec) -> dict[str, Any]:
         """JSON output, and the caller's JSON Schema as it is: ``response_json_schema``
@@ -190,13 +196,13 @@ class GeminiInterface(BaseLLMInterface):
             config["response_json_schema"] = output.schema
         return config
 
-    def _call(self, kwargs: dict[str, Any]) -> Any:
-        return self._retrying(lambda: self.client.models.generate_content(**kwargs))
+    def _call(self, native: dict[str, Any]) -> Any:
+        api_client = self.client._api_client
+        return self._retrying(lambda: _gemini_sdk.send(api_client, **native))
 
-    async def _call_async(self, kwargs: dict[str, Any]) -> Any:
-        return await self._retrying_async(
-            lambda: self.async_client.models.generate_content(**kwargs)
-        )
+    async def _call_async(self, native: dict[str, Any]) -> Any:
+        api_client = self.async_client._api_client
+        return await self._retrying_async(lambda: _gemini_sdk.send_async(api_client, **native))
 
     # --- batch (Batch Mode with inline requests; see _batch_gemini) ------------------------
 
@@ -204,6 +210,7 @@ class GeminiInterface(BaseLLMInterface):
         self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
     ) -> str:
         options = dict(options)
+        items = _sdk_items(items)
         use_file = _batch_gemini.uses_file(items, options.pop("input", None))
         config = _batch_gemini.map_batch_job(items, options)
         src: Any = _batch_gemini.map_batch_requests(items)
@@ -217,6 +224,7 @@ class GeminiInterface(BaseLLMInterface):
         self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
     ) -> str:
         options = dict(options)
+        items = _sdk_items(items)
         use_file = _batch_gemini.uses_file(items, options.pop("input", None))
         config = _batch_gemini.map_batch_job(items, options)
         src: Any = _batch_gemini.map_batch_requests(items)
@@ -307,10 +315,12 @@ class GeminiInterface(BaseLLMInterface):
     # --- streaming ------------------------------------------------------------------------
 
     @contextmanager
-    def _open_stream(self, kwargs: dict[str, Any]) -> Iterator[Iterator[Any]]:
+    def _open_stream(self, native: dict[str, Any]) -> Iterator[Iterator[Any]]:
+        api_client = self.client._api_client
+
         def start() -> tuple[Iterator[Any], list[Any]]:
             # The SDK sends the request on the first next(): retried until a chunk arrives.
-            chunks = self.client.models.generate_content_stream(**kwargs)
+            chunks = _gemini_sdk.send_streamed(api_client, **native)
             return chunks, list(islice(chunks, 1))
 
         with _tracking_responses() as responses:
@@ -323,9 +333,11 @@ class GeminiInterface(BaseLLMInterface):
                 response.close()
 
     @asynccontextmanager
-    async def _open_stream_async(self, kwargs: dict[str, Any]) -> AsyncIterator[AsyncIterator[Any]]:
+    async def _open_stream_async(self, native: dict[str, Any]) -> AsyncIterator[AsyncIterator[Any]]:
+        api_client = self.async_client._api_client
+
         async def start() -> tuple[AsyncIterator[Any], list[Any]]:
-            chunks = await self.async_client.models.generate_content_stream(**kwargs)
+            chunks = _gemini_sdk.send_streamed_async(api_client, **native)
             first = await anext(chunks, _END)
             return chunks, [] if first is _END else [first]
 
@@ -361,23 +373,43 @@ class GeminiInterface(BaseLLMInterface):
         return events
 
 
+def _sdk_items(items: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """Batch requests as ``generate_content``'s keyword arguments (Batch Mode goes through
+    the SDK's own batch converters: _batch_gemini)."""
+    return [(cid, _gemini_sdk.sdk_kwargs(native["model"], native["body"])) for cid, native in items]
+
+
 # --- messages -----------------------------------------------------------------------------
+#
+# The request is written as the REST JSON google-genai puts on the wire
+# (https://ai.google.dev/api/generate-content), key for key: where the SDK sends one of its
+# models as it is (its inline data and file data, the function responses of the Gemini API,
+# the function calling config of Vertex AI, the thinking config) the keys are that model's
+# snake_case field names, which the API takes as well as the camelCase ones; bytes are
+# URL-safe base64 (google-genai's ``_common.encode_unserializable_types``).
+# tests/llm/providers/test_gemini_rest.py checks every body against the SDK's converter.
 
 
-def _map_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _map_messages(messages: list[dict[str, Any]], vertex: bool = False) -> list[dict[str, Any]]:
     """Unified history -> Gemini contents: each run of tool results is one ``user`` content;
-    consecutive contents of one role are merged; messages without parts are dropped."""
+    consecutive contents of one role are merged; messages without parts are dropped. One
+    pass, no copies of the caller's arguments or outputs (the body is only encoded)."""
     contents: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
-    for is_result, group in groupby(messages, key=lambda m: m["role"] == "tool"):
-        batch = list(group)
-        if is_result:
-            _append(contents, "user", _map_tool_results(batch, calls))
+    results: list[dict[str, Any]] = []
+    for message in messages:
+        role = message["role"]
+        if role == "tool":
+            results.append(message)
             continue
-        for message in batch:
-            if message["role"] == "assistant":
-                calls = message["tool_calls"]
-            _append(contents, *_map_message(message))
+        if results:
+            _append(contents, "user", _map_tool_results(results, calls, vertex))
+            results = []
+        if role == "assistant":
+            calls = message["tool_calls"]
+        _append(contents, *_map_message(message))
+    if results:
+        _append(contents, "user", _map_tool_results(results, calls, vertex))
     if not contents:
         # Checked here, as google-genai's own check is a bare ValueError.
         raise InvalidRequestError("messages: Gemini needs at least one non-empty message")
@@ -386,7 +418,7 @@ def _map_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # after a function response turn" (https://ai.google.dev/gemini-api/docs/function-calling):
         # a history that starts with the model (a conversation continued from another
         # provider, a summary put first) gets a user turn before it (docs/decisions.md).
-        contents.insert(0, {"role": "user", "parts": [{"text": _OPENING}]})
+        contents.insert(0, {"parts": [{"text": _OPENING}], "role": "user"})
     return contents
 
 
@@ -396,7 +428,7 @@ def _append(contents: list[dict[str, Any]], role: str, parts: list[dict[str, Any
     if contents and contents[-1]["role"] == role:
         contents[-1]["parts"].extend(parts)  # our own list, built in _map_messages
     else:
-        contents.append({"role": role, "parts": list(parts)})
+        contents.append({"parts": parts, "role": role})
 
 
 def _map_message(message: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
@@ -409,20 +441,29 @@ def _map_message(message: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     return "user", _text_parts(content)
 
 
-def _map_part(part: dict[str, Any]) -> dict[str, Any]:
-    """One content part: text, ``inline_data`` (bytes: the SDK base64-encodes them) or
-    ``file_data`` for a URL or a gs:// / Files API URI
-    (https://ai.google.dev/gemini-api/docs/file-input-methods)."""
+def _map_part(
+    part: dict[str, Any], inline: str = "inlineData", file: str = "fileData"
+) -> dict[str, Any]:
+    """One content part: text, ``inlineData`` (URL-safe base64) or ``fileData`` for a URL or
+    a gs:// / Files API URI (https://ai.google.dev/gemini-api/docs/file-input-methods);
+    ``inline`` / ``file``: the keys they go under (function responses differ)."""
     if part["type"] == "text":
         return {"text": part["text"]}
     if "data" in part:
-        return {"inline_data": {"mime_type": part["media_type"], "data": b64decode(part["data"])}}
+        return {inline: {"data": _urlsafe(part["data"]), "mime_type": part["media_type"]}}
     uri = part.get("url") or part["uri"]
     if not part.get("media_type"):
         raise InvalidRequestError(
             f"Gemini needs the media_type of {uri!r} (file_data.mime_type): add 'media_type'"
         )
-    return {"file_data": {"file_uri": uri, "mime_type": part["media_type"]}}
+    return {file: {"file_uri": uri, "mime_type": part["media_type"]}}
+
+
+def _urlsafe(data: str) -> str:
+    """Checked base64 data as google-genai sends bytes: URL-safe base64, encoded once (from
+    the caller's bytes when Zerda encoded them)."""
+    raw = getattr(data, "raw", None)
+    return base64.urlsafe_b64encode(raw if isinstance(raw, bytes) else b64decode(data)).decode()
 
 
 def _text_parts(text: str | None) -> list[dict[str, Any]]:
@@ -431,28 +472,39 @@ def _text_parts(text: str | None) -> list[dict[str, Any]]:
 
 def _map_call_parts(message: dict[str, Any]) -> list[dict[str, Any]]:
     calls = message["tool_calls"]
-    signatures = _signatures(message.get("provider_data"), len(calls))
-    if calls and not any(signatures):
+    if not calls:
+        return []
+    provider_data = message.get("provider_data")
+    signatures: list[str | None] = (
+        _signatures(provider_data, len(calls)) if provider_data else [None] * len(calls)
+    )
+    if not any(signatures):
         signatures[0] = _PLACEHOLDER_SIGNATURE  # Gemini 3 needs one on the turn's first call
     parts = []
     for call, signature in zip(calls, signatures, strict=True):
-        function_call: dict[str, Any] = {"name": call["name"], "args": call["arguments"]}
+        function_call: dict[str, Any] = {"args": call["arguments"], "name": call["name"]}
         if call["id"]:
             function_call["id"] = call["id"]
-        part: dict[str, Any] = {"function_call": function_call}
+        part: dict[str, Any] = {"functionCall": function_call}
         if signature:
-            part["thought_signature"] = signature
+            part["thoughtSignature"] = signature
         parts.append(part)
     return parts
 
 
-def _signatures(provider_data: Any, count: int) -> list[bytes | None]:
-    """The calls' thought signatures as bytes (None where a call has none)."""
+def _signatures(provider_data: Any, count: int) -> list[str | None]:
+    """The calls' thought signatures as the URL-safe base64 sent (None where a call has
+    none)."""
     gemini = (provider_data or {}).get("gemini") if isinstance(provider_data, dict) else None
     texts = gemini.get("thought_signatures") if isinstance(gemini, dict) else None
     texts = list(texts) if isinstance(texts, list) else []
     texts = (texts + [None] * count)[:count]
-    return [_decode_signature(j, t) for j, t in enumerate(texts)]
+    return [_wire_signature(j, t) for j, t in enumerate(texts)]
+
+
+def _wire_signature(j: int, text: Any) -> str | None:
+    raw = _decode_signature(j, text)
+    return base64.urlsafe_b64encode(raw).decode("ascii") if raw else None
 
 
 def _decode_signature(j: int, text: Any) -> bytes | None:
@@ -470,24 +522,29 @@ def _decode_signature(j: int, text: Any) -> bytes | None:
 
 
 def _map_tool_results(
-    results: list[dict[str, Any]], calls: list[dict[str, Any]]
+    results: list[dict[str, Any]], calls: list[dict[str, Any]], vertex: bool = False
 ) -> list[dict[str, Any]]:
     """One turn's results as function_response parts, in the order of their calls (the base
     class paired each result with its call: by id, else by position)."""
+    if len(results) == 1:
+        return [_map_tool_result(results[0], vertex)]
     order = {c["id"]: i for i, c in enumerate(calls) if c["id"]}
     ranked = sorted(
         enumerate(results), key=lambda item: order.get(item[1]["tool_call_id"], item[0])
     )
-    return [_map_tool_result(result) for _, result in ranked]
+    return [_map_tool_result(result, vertex) for _, result in ranked]
 
 
-def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
+def _map_tool_result(message: dict[str, Any], vertex: bool = False) -> dict[str, Any]:
     output = message["content"]
     media: list[dict[str, Any]] = []
     if is_parts(output):
         # Media travel as FunctionResponse.parts, the text as the response
-        # (https://ai.google.dev/gemini-api/docs/function-calling#multimodal).
-        media = [_map_part(p) for p in output if p["type"] not in ("text", "cache_point")]
+        # (https://ai.google.dev/gemini-api/docs/function-calling#multimodal). The Gemini
+        # API's converter sends the FunctionResponse model as it is (snake_case parts),
+        # Vertex AI's renames the parts' fields.
+        keys = ("inlineData", "fileData") if vertex else ("inline_data", "file_data")
+        media = [_map_part(p, *keys) for p in output if p["type"] not in ("text", "cache_point")]
         text = text_of(output)
         output = text if text or not media else None
     if message["is_error"]:
@@ -501,51 +558,60 @@ def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
         function_response["id"] = message["tool_call_id"]
     if media:
         function_response["parts"] = media
-    return {"function_response": function_response}
+    return {"functionResponse": function_response}
 
 
 # --- tools, tool_choice, options -------------------------------------------------------
 
 
-def _map_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+def _map_tools(tools: list[dict[str, Any]] | None) -> str | None:
+    """Zerda's adapted declarations, as the JSON key of the SDK-converted tools
+    (:func:`_gemini_sdk.rest_tools` caches them per tool set)."""
     if not tools:
         return None
-    # The schema adaptation costs ~60 µs a tool and the same tools come back every turn; the
-    # result is only read (the SDK's config model copies it), so sharing it is safe.
+    # The schema adaptation costs ~60 µs a tool and the same tools come back every turn.
     return _adapted_tools(json.dumps(tools, sort_keys=True))
 
 
 @functools.lru_cache(maxsize=64)
-def _adapted_tools(tools_json: str) -> list[dict[str, Any]] | None:
-    return to_gemini_tools(json.loads(tools_json))
+def _adapted_tools(tools_json: str) -> str:
+    return json.dumps(to_gemini_tools(json.loads(tools_json)))
 
 
-def _map_tool_choice(choice: str | dict[str, str] | None) -> dict[str, Any] | None:
-    """DESIGN.md §6: mode AUTO / NONE / ANY; a named tool is ANY + allowed_function_names."""
+def _map_tool_choice(choice: str | dict[str, str] | None, vertex: bool = False) -> Any:
+    """DESIGN.md §6: mode AUTO / NONE / ANY; a named tool is ANY + allowed function names
+    (the Gemini API's converter renames them; Vertex AI's sends the model as it is)."""
     if choice is None:
         return None
     if isinstance(choice, dict):
-        config: dict[str, Any] = {"mode": "ANY", "allowed_function_names": [choice["name"]]}
+        names = "allowed_function_names" if vertex else "allowedFunctionNames"
+        config: dict[str, Any] = {"mode": "ANY", names: [choice["name"]]}
     else:
         config = {"mode": _TOOL_MODES[choice]}
-    return {"function_calling_config": config}
+    return {"functionCallingConfig": config}
 
 
 def _map_options(req: Request) -> dict[str, Any]:
-    # parallel_tool_calls: Gemini has no such switch; it is ignored.
+    # parallel_tool_calls: Gemini has no such switch; it is ignored. GenerateContentConfig
+    # holds temperature and top_p as floats (the SDK sends 1 as 1.0).
     options = {
         "max_output_tokens": req.max_tokens,
-        "temperature": req.temperature,
-        "top_p": req.top_p,
+        "temperature": _float(req.temperature),
+        "top_p": _float(req.top_p),
         "stop_sequences": list(req.stop) if req.stop else None,
     }
     return {k: v for k, v in options.items() if v is not None}
 
 
+def _float(value: float | None) -> float | None:
+    return None if value is None else float(value)
+
+
 def _map_reasoning(plan: Plan | None) -> dict[str, Any] | None:
     """``thinking_config``: ``thinking_level`` (Gemini 3) or ``thinking_budget`` (2.5, or a
     budget the caller gave), with ``include_thoughts`` so the thought parts come back:
-    https://ai.google.dev/gemini-api/docs/thinking"""
+    https://ai.google.dev/gemini-api/docs/thinking (google-genai sends the ThinkingConfig
+    model as it is: snake_case keys, the level in capitals)."""
     if plan is None:
         return None
     if not plan.on:
@@ -554,57 +620,78 @@ def _map_reasoning(plan: Plan | None) -> dict[str, Any] | None:
     if plan.budget is not None:
         config["thinking_budget"] = plan.budget
     elif plan.effort is not None:
-        config["thinking_level"] = plan.effort
+        config["thinking_level"] = str(plan.effort).upper()
     return config
 
 
 def _map_config(req: Request, output: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The GenerateContentConfig fields (``output``: the structured-output ones);
-    ``**native`` merged over them."""
-    output = output or {}
+    """Zerda's own GenerateContentConfig fields, by their SDK names (``output``: the
+    structured-output ones); ``**native`` goes through the SDK (see _map_body)."""
     config: dict[str, Any] = {}
     if req.system:
         config["system_instruction"] = req.system
     tools = _map_tools(req.tools)
     if tools:
         config["tools"] = tools
-        tool_config = _map_tool_choice(req.tool_choice)
-        if tool_config:
-            config["tool_config"] = tool_config
+        tool_choice = req.tool_choice
+        if tool_choice is not None:
+            config["tool_config"] = tool_choice
     config.update(_map_options(req))
-    config.update(output)
+    config.update(output or {})
     thinking = _map_reasoning(req.reasoning)
     if thinking:
         config["thinking_config"] = thinking
-    # Zerda passes declarations, never Python callables: the SDK's automatic function
-    # calling has nothing to run, so its loop is skipped.
-    config["automatic_function_calling"] = {"disable": True}
-    return {**config, **req.native}
+    return config
 
 
-def _with_timeout(config: dict[str, Any], timeout: float | None) -> dict[str, Any]:
-    """A per-call timeout: google-genai takes per-request ``http_options`` in the config
+# Where each of Zerda's own fields goes in the body: top level, or generationConfig.
+_GENERATION_KEYS = {
+    "max_output_tokens": "maxOutputTokens",
+    "temperature": "temperature",
+    "top_p": "topP",
+    "stop_sequences": "stopSequences",
+    "response_mime_type": "responseMimeType",
+    "response_json_schema": "responseJsonSchema",
+    "thinking_config": "thinkingConfig",
+}
+
+
+def _map_body(
+    api_client: Any, contents: list[dict[str, Any]], config: dict[str, Any], native: dict[str, Any]
+) -> dict[str, Any]:
+    """The GenerateContentRequest: the contents, Zerda's fields, then the ``**native`` ones
+    (GenerateContentConfig fields, converted by the SDK) over them, a field at a time as
+    before (a native ``temperature=None`` removes Zerda's)."""
+    vertex = bool(api_client.vertexai)
+    mine = {k: v for k, v in config.items() if k not in native}
+    body: dict[str, Any] = {"contents": contents}
+    if "system_instruction" in mine:
+        body["systemInstruction"] = {
+            "parts": [{"text": mine["system_instruction"]}],
+            "role": "user",
+        }
+    if "tools" in mine:
+        body["tools"] = _gemini_sdk.rest_tools(api_client, mine["tools"])
+    if "tool_config" in mine:
+        body["toolConfig"] = _map_tool_choice(mine["tool_config"], vertex)
+    generation = {_GENERATION_KEYS[k]: v for k, v in mine.items() if k in _GENERATION_KEYS}
+    if native:
+        top, native_generation = _gemini_sdk.convert_config(api_client, native)
+        body.update(top)
+        generation.update(native_generation)
+    body["generationConfig"] = generation  # google-genai sends it even when empty
+    return body
+
+
+def _with_timeout(http_options: Any, timeout: float | None) -> Any:
+    """A per-call timeout: google-genai takes per-request ``http_options``
     (https://googleapis.github.io/python-genai/#per-request-http-options), in milliseconds;
     merged over any ``http_options`` the caller gave."""
     if timeout is None:
-        return config
-    given = config.get("http_options") or {}
+        return http_options
+    given = http_options or {}
     options = given.model_dump(exclude_none=True) if hasattr(given, "model_dump") else dict(given)
-    return {**config, "http_options": {**options, "timeout": int(timeout * 1000)}}
-
-
-def _config_problem(exc: Exception) -> str:
-    """pydantic's refusal of the config, naming each argument it refused."""
-    errors = getattr(exc, "errors", None)
-    problems = []
-    for error in errors() if callable(errors) else []:
-        where = ".".join(str(part) for part in error.get("loc", ()))
-        problems.append(f"{where or 'config'}: {error.get('msg', 'invalid')}")
-    detail = "; ".join(problems) or str(exc)
-    return (
-        f"google-genai's GenerateContentConfig refuses the argument(s) given: {detail} "
-        "(extra keyword arguments become config fields)"
-    )
+    return {**options, "timeout": int(timeout * 1000)}
 
 
 # --- response pieces ----------------------------------------------------------------------

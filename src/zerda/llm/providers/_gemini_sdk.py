@@ -1,0 +1,199 @@
+"""Gemini's fast path (issue 12): Zerda's own REST body sent through google-genai's client.
+
+``models.generate_content()`` validates its arguments into pydantic models and walks them
+again to write the REST body (``models._GenerateContentParameters_to_mldev`` /
+``_to_vertex``): at 1,000 tool round trips that is about 70 times the cost of encoding the
+body. Zerda writes the GenerateContentRequest JSON itself (gemini.py) and posts it with the
+SDK's own API client, ``client._api_client.request('post', path, body, http_options)``
+(``request_streamed`` with ``?alt=sse``, and the async ``async_request`` /
+``async_request_streamed``), exactly as ``generate_content`` does after its conversion: the
+client keeps its base URL, API key or Google Cloud credentials, headers, per-call
+``http_options`` (timeouts), error classes (``errors.APIError``) and connection pool. The
+answer becomes the SDK's ``GenerateContentResponse`` as ``generate_content`` makes it
+(``_GenerateContentResponse_from_mldev`` / ``_from_vertex``, then ``_from_response``):
+one response is cheap to validate, and Zerda's response mapping stays as it was.
+
+What is small and intricate stays the SDK's own: the ``**native`` config fields and the
+tool declarations (google-genai's Schema model: ``"type": "STRING"``, numbers as floats)
+are validated and converted by the SDK's config converter, the tools once per tool set.
+
+These are private names of google-genai, pinned ``<4`` in pyproject.toml and watched by
+tests/llm/providers/test_gemini_private_api.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from zerda.llm.errors import InvalidRequestError
+
+Body = dict[str, Any]
+
+
+def model_path(api_client: Any, model: str, stream: bool) -> str:
+    """The request path ``generate_content`` posts to: ``models/{m}:generateContent`` on the
+    Gemini API, ``publishers/google/models/{m}:...`` on Vertex AI (``t.t_model``; the client
+    adds ``projects/.../locations/...`` itself)."""
+    from google.genai import _transformers
+
+    name = _transformers.t_model(api_client, model)
+    return f"{name}:streamGenerateContent?alt=sse" if stream else f"{name}:generateContent"
+
+
+# --- the SDK's config converter, for **native and the tools -------------------------------
+
+
+def convert_config(api_client: Any, config: dict[str, Any]) -> tuple[Body, Body]:
+    """``config`` (GenerateContentConfig fields, snake_case) validated and converted as
+    ``generate_content`` converts them: (the request's top-level fields, its
+    ``generationConfig``). A field the SDK refuses is an invalid_request naming it."""
+    from google.genai import _common, models, types
+
+    try:
+        model = types.GenerateContentConfig.model_validate(config)
+    except ValueError as exc:  # pydantic's ValidationError
+        raise InvalidRequestError(config_problem(exc)) from exc
+    convert = (
+        models._GenerateContentConfig_to_vertex
+        if api_client.vertexai
+        else models._GenerateContentConfig_to_mldev
+    )
+    top: Body = {}
+    generation = convert(api_client, model, top, None)
+    top = _common.encode_unserializable_types(_common.convert_to_dict(top))
+    generation = _common.encode_unserializable_types(_common.convert_to_dict(generation))
+    return top, generation
+
+
+def config_problem(exc: Exception) -> str:
+    """pydantic's refusal of the config, naming each argument it refused."""
+    errors = getattr(exc, "errors", None)
+    problems = []
+    for error in errors() if callable(errors) else []:
+        where = ".".join(str(part) for part in error.get("loc", ()))
+        problems.append(f"{where or 'config'}: {error.get('msg', 'invalid')}")
+    detail = "; ".join(problems) or str(exc)
+    return (
+        f"google-genai's GenerateContentConfig refuses the argument(s) given: {detail} "
+        "(extra keyword arguments become config fields)"
+    )
+
+
+def rest_tools(api_client: Any, tools_json: str) -> list[Any]:
+    """The ``tools`` of the body for Zerda's adapted declarations (``tools_json``: their
+    JSON), converted by the SDK once per tool set and API: the same tools come back every
+    turn, and the result is only read (json-encoded by the client)."""
+    return _rest_tools(bool(api_client.vertexai), tools_json, _Holder(api_client))
+
+
+class _Holder:
+    """The API client, out of the cache key: only its ``vertexai`` flag (in the key) changes
+    what the tools become."""
+
+    def __init__(self, api_client: Any) -> None:
+        self.api_client = api_client
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Holder)
+
+
+@functools.lru_cache(maxsize=64)
+def _rest_tools(vertex: bool, tools_json: str, holder: _Holder) -> list[Any]:
+    top, _ = convert_config(holder.api_client, {"tools": json.loads(tools_json)})
+    tools: list[Any] = top["tools"]
+    return tools
+
+
+# --- sending and reading ------------------------------------------------------------------
+
+
+def send(api_client: Any, model: str, body: Body, http_options: Any) -> Any:
+    path = model_path(api_client, model, stream=False)
+    return parse(api_client, api_client.request("post", path, body, http_options))
+
+
+async def send_async(api_client: Any, model: str, body: Body, http_options: Any) -> Any:
+    path = model_path(api_client, model, stream=False)
+    return parse(api_client, await api_client.async_request("post", path, body, http_options))
+
+
+def send_streamed(api_client: Any, model: str, body: Body, http_options: Any) -> Iterator[Any]:
+    """The stream's chunks as GenerateContentResponses; the request goes out on the first
+    ``next()`` (the SDK's generator)."""
+    path = model_path(api_client, model, stream=True)
+    for response in api_client.request_streamed("post", path, body, http_options):
+        yield parse(api_client, response)
+
+
+async def send_streamed_async(
+    api_client: Any, model: str, body: Body, http_options: Any
+) -> AsyncIterator[Any]:
+    path = model_path(api_client, model, stream=True)
+    responses = await api_client.async_request_streamed("post", path, body, http_options)
+    async for response in responses:
+        yield parse(api_client, response)
+
+
+def parse(api_client: Any, response: Any) -> Any:
+    """An ``SdkHttpResponse`` as the ``GenerateContentResponse`` ``generate_content`` makes
+    of it (an empty body is ``{}``, as there; its ``.parsed`` is left out: Zerda parses
+    structured answers itself)."""
+    from google.genai import models, types
+
+    data = json.loads(response.body) if response.body else {}
+    convert = (
+        models._GenerateContentResponse_from_vertex
+        if api_client.vertexai
+        else models._GenerateContentResponse_from_mldev
+    )
+    result = types.GenerateContentResponse._from_response(
+        response=convert(data, None, None), kwargs={}
+    )
+    result.sdk_http_response = types.HttpResponse(headers=response.headers)
+    return result
+
+
+# --- the SDK's own call, from Zerda's body (batch requests, benchmarks) ----------------
+
+
+def sdk_kwargs(model: str, body: Body) -> dict[str, Any]:
+    """``generate_content``'s keyword arguments that send ``body``: the contents as they are
+    (google-genai's models take the camelCase names), base64 fields as the bytes the SDK
+    encodes again, and a ``GenerateContentConfig`` of the other fields (read as JSON, so
+    that its base64 fields are decoded too)."""
+    from google.genai import types
+
+    fields = {k: v for k, v in body.items() if k not in ("contents", "generationConfig")}
+    fields.update(body.get("generationConfig") or {})
+    return {
+        "model": model,
+        "contents": [_decoded_content(c) for c in body["contents"]],
+        "config": types.GenerateContentConfig.model_validate_json(json.dumps(fields)),
+    }
+
+
+def _decoded_content(content: Body) -> Body:
+    return {**content, "parts": [_decoded_part(p) for p in content.get("parts") or []]}
+
+
+def _decoded_part(part: Body) -> Body:
+    part = dict(part)
+    if "thoughtSignature" in part:
+        part["thoughtSignature"] = base64.urlsafe_b64decode(part["thoughtSignature"])
+    for key in ("inlineData", "inline_data"):
+        if key in part:
+            part[key] = {**part[key], "data": base64.urlsafe_b64decode(part[key]["data"])}
+    response = part.get("functionResponse")
+    if isinstance(response, dict) and response.get("parts"):
+        part["functionResponse"] = {
+            **response,
+            "parts": [_decoded_part(p) for p in response["parts"]],
+        }
+    return part
