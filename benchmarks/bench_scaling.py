@@ -4,8 +4,10 @@ trips), Zerda against the raw SDK's documented call and against a floor, in one 
 - Zerda: ``llm.generate(history, system=..., tools=[2 tools], max_tokens=256)``.
 - raw: the SDK's documented call (``chat.completions.create``, ``chat.complete``,
   ``Client.chat``, ``messages.create``, ``converse``, ``models.generate_content``) with the
-  keyword arguments Zerda built for the same history (``llm._native_request``), so both
-  sides ask for exactly the same thing and the raw side does no conversion at all.
+  keyword arguments Zerda built for the same history (``llm._native_request``; for Gemini,
+  whose native request is the REST body, the arguments that send that body, derived once
+  outside the timing), so both sides ask for exactly the same thing and the raw side does
+  no conversion of its own.
 - floor: what any client must do: ``json.dumps`` of the body Zerda put on the wire, and one
   POST of it on a kept-alive loopback connection (``httpx.Client``), its answer read.
 
@@ -93,9 +95,20 @@ def raw_call(provider: str, kwargs: dict[str, Any]) -> tuple[Callable[[Any], Any
 
 def _documented_kwargs(provider: str, native: dict[str, Any]) -> dict[str, Any]:
     """Zerda's native request as the documented call's keyword arguments (they are that
-    already, bar Ollama's ``stream`` flag, which ``Client.chat`` sets itself)."""
+    already, bar Ollama's ``stream`` flag, which ``Client.chat`` sets itself, and Gemini,
+    where Zerda builds the REST body: ``models.generate_content`` gets the contents as they
+    are, camelCase, and a GenerateContentConfig of the other fields, which send the same
+    body, with its automatic function calling off, as before)."""
     if provider == "ollama":
         return {k: v for k, v in native.items() if k != "stream"}
+    if provider == "gemini":
+        from google.genai import types
+
+        from zerda.llm.providers._gemini_sdk import sdk_kwargs
+
+        kwargs = sdk_kwargs(native["model"], native["body"])
+        afc = {"automatic_function_calling": types.AutomaticFunctionCallingConfig(disable=True)}
+        return {**kwargs, "config": kwargs["config"].model_copy(update=afc)}
     return native
 
 
