@@ -1,9 +1,9 @@
 """Google Gemini through the official ``google-genai`` SDK (3.x).
 
 History rules (https://ai.google.dev/gemini-api/docs/function-calling): the system prompt is
-``config.system_instruction``; roles are ``user`` and ``model``; the assistant's calls are
-``function_call`` parts and ALL results of a turn travel in ONE ``user`` content of
-``function_response`` parts (a non-dict output wrapped as ``{"result": output}``, an error
+``systemInstruction``; roles are ``user`` and ``model``; the assistant's calls are
+``functionCall`` parts and ALL results of a turn travel in ONE ``user`` content of
+``functionResponse`` parts (a non-dict output wrapped as ``{"result": output}``, an error
 as ``{"error": output}``), matched to their call by id when the call had one, else by
 position. Gemini 3 refuses a history whose function calls lost their ``thought_signature``
 (https://ai.google.dev/gemini-api/docs/thought-signatures): Zerda keeps each one, as base64
@@ -11,10 +11,12 @@ text, in ``provider_data["gemini"]["thought_signatures"]`` (aligned with ``tool_
 sends it back on the part; a model turn that carries none (another provider's, or an older
 Gemini's) gets Google's documented placeholder signature on its first call.
 
-``**native`` keyword arguments are merged into ``GenerateContentConfig`` (safety_settings,
-thinking_config, response_mime_type...). google-genai's own retry neither honours
-Retry-After nor retries a dropped connection, so it is left off and
-:meth:`GeminiInterface._retrying` implements DESIGN.md §5's.
+Zerda writes the REST body (the JSON ``models.generate_content`` would send, key for key) and
+posts it through google-genai's own API client: see _gemini_sdk (issue 12's fast path).
+``**native`` keyword arguments are ``GenerateContentConfig`` fields (safety_settings,
+thinking_config, response_mime_type...), validated and converted by the SDK over Zerda's.
+google-genai's own retry neither honours Retry-After nor retries a dropped connection, so
+it is left off and :meth:`GeminiInterface._retrying` implements DESIGN.md §5's.
 """
 
 from __future__ import annotations
