@@ -54,6 +54,20 @@ def test_the_config_and_response_converters_keep_their_signature() -> None:
     assert _parameters(_transformers.t_model) == ["client", "model"]
 
 
+def test_the_continuation_helpers_keep_their_signature() -> None:
+    from google.genai import _extra_utils
+
+    assert _parameters(_extra_utils.should_continue_generation) == ["response"]
+    assert _parameters(_extra_utils.merge_continuation_responses) == ["responses", "config"]
+    assert _parameters(_extra_utils.StreamContinuation) == ["config"]
+    for name, parameters in (("start_hop", ["self"]), ("observe", ["self", "chunk"])):
+        assert _parameters(getattr(_extra_utils.StreamContinuation, name)) == parameters
+    assert _parameters(_extra_utils.StreamContinuation.end_hop) == ["self", "error"]
+    # The token a hop resumes from is in the config start_hop gives.
+    state = _extra_utils.StreamContinuation(None)
+    assert state.start_hop() is None
+
+
 def test_the_model_path_transform() -> None:
     gemini = genai.Client(api_key="k")._api_client
     vertex = genai.Client(vertexai=True, project="p", location="l", api_key=None)._api_client

@@ -114,31 +114,108 @@ def _rest_tools(vertex: bool, tools_json: str, holder: _Holder) -> list[Any]:
 # --- sending and reading ------------------------------------------------------------------
 
 
-def send(api_client: Any, model: str, body: Body, http_options: Any) -> Any:
+def send(
+    api_client: Any, model: str, body: Body, http_options: Any, continuation: bool = True
+) -> Any:
+    """One generateContent call, continued as ``generate_content`` continues it (google-genai
+    3.x's automatic continuation, unless ``continuation`` is off: an answer that stops with
+    ``CONTINUATION`` and a ``continuationToken`` is asked for again with the token, and the
+    hops' answers are merged by the SDK's own merger)."""
+    from google.genai import _extra_utils
+
     path = model_path(api_client, model, stream=False)
-    return parse(api_client, api_client.request("post", path, body, http_options))
+    responses: list[Any] = []
+    token: bytes | None = None
+    while not responses or token:
+        hop = api_client.request("post", path, _resumed(body, token), http_options)
+        responses.append(parse(api_client, hop))
+        token = _extra_utils.should_continue_generation(responses[-1]) if continuation else None
+    return (
+        responses[0]
+        if len(responses) == 1
+        else _extra_utils.merge_continuation_responses(responses)
+    )
 
 
-async def send_async(api_client: Any, model: str, body: Body, http_options: Any) -> Any:
+async def send_async(
+    api_client: Any, model: str, body: Body, http_options: Any, continuation: bool = True
+) -> Any:
+    from google.genai import _extra_utils
+
     path = model_path(api_client, model, stream=False)
-    return parse(api_client, await api_client.async_request("post", path, body, http_options))
+    responses: list[Any] = []
+    token: bytes | None = None
+    while not responses or token:
+        hop = await api_client.async_request("post", path, _resumed(body, token), http_options)
+        responses.append(parse(api_client, hop))
+        token = _extra_utils.should_continue_generation(responses[-1]) if continuation else None
+    return (
+        responses[0]
+        if len(responses) == 1
+        else _extra_utils.merge_continuation_responses(responses)
+    )
 
 
-def send_streamed(api_client: Any, model: str, body: Body, http_options: Any) -> Iterator[Any]:
+def send_streamed(
+    api_client: Any, model: str, body: Body, http_options: Any, continuation: bool = True
+) -> Iterator[Any]:
     """The stream's chunks as GenerateContentResponses; the request goes out on the first
-    ``next()`` (the SDK's generator)."""
+    ``next()`` (the SDK's generator). Its hops are driven by the SDK's own
+    ``StreamContinuation``, as ``generate_content_stream`` drives them (a stream that ends
+    or drops after a checkpoint token resumes from it; without tokens, one hop)."""
+    from google.genai import _extra_utils
+
     path = model_path(api_client, model, stream=True)
-    for response in api_client.request_streamed("post", path, body, http_options):
-        yield parse(api_client, response)
+    state = _extra_utils.StreamContinuation(_continuation_config(continuation))
+    while True:
+        hop = _resumed(body, _token(state.start_hop()))
+        error: Exception | None = None
+        try:
+            for response in api_client.request_streamed("post", path, hop, http_options):
+                yield state.observe(parse(api_client, response))
+        except Exception as exc:  # end_hop raises it again unless the stream resumes
+            error = exc
+        if not state.end_hop(error):
+            return
 
 
 async def send_streamed_async(
-    api_client: Any, model: str, body: Body, http_options: Any
+    api_client: Any, model: str, body: Body, http_options: Any, continuation: bool = True
 ) -> AsyncIterator[Any]:
+    from google.genai import _extra_utils
+
     path = model_path(api_client, model, stream=True)
-    responses = await api_client.async_request_streamed("post", path, body, http_options)
-    async for response in responses:
-        yield parse(api_client, response)
+    state = _extra_utils.StreamContinuation(_continuation_config(continuation))
+    while True:
+        hop = _resumed(body, _token(state.start_hop()))
+        error: Exception | None = None
+        try:
+            responses = await api_client.async_request_streamed("post", path, hop, http_options)
+            async for response in responses:
+                yield state.observe(parse(api_client, response))
+        except Exception as exc:
+            error = exc
+        if not state.end_hop(error):
+            return
+
+
+def _continuation_config(continuation: bool) -> Any:
+    return None if continuation else {"automatic_continuation": False}
+
+
+def _token(config: Any) -> bytes | None:
+    """The continuation token of the config ``StreamContinuation`` gives a hop."""
+    if isinstance(config, dict):
+        return config.get("continuation_token")
+    return getattr(config, "continuation_token", None)
+
+
+def _resumed(body: Body, token: bytes | None) -> Body:
+    """The body of a continuation hop: the same request with the token, which
+    google-genai's converter puts at the top level, URL-safe base64."""
+    if not token:
+        return body
+    return {**body, "continuationToken": base64.urlsafe_b64encode(token).decode("ascii")}
 
 
 def parse(api_client: Any, response: Any) -> Any:

@@ -178,6 +178,8 @@ class GeminiInterface(BaseLLMInterface):
             "model": self.model,
             "body": _map_body(api_client, contents, config, native),
             "http_options": _with_timeout(native.get("http_options"), req.timeout),
+            # google-genai 3.x's automatic continuation, on unless the caller turns it off.
+            "continuation": native.get("automatic_continuation") is not False,
         }
 
     def _api_client(self) -> Any:
