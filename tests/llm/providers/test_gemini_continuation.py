@@ -71,9 +71,10 @@ def _bodies(server: MockLLMServer) -> list[Any]:
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_continued_answer_is_asked_for_again_and_merged_as_the_sdk_does(
-    server: MockLLMServer, stream: bool
+    server: MockLLMServer, stream: bool, request: pytest.FixtureRequest
 ) -> None:
     llm = create_interface("gemini", model=MODEL, max_retries=0, **server.client_options("gemini"))
+    request.addfinalizer(llm.close)
     server.reset()
     _enqueue(server, stream)
     if stream:
@@ -110,7 +111,8 @@ def test_automatic_continuation_off_stops_at_the_first_answer(server: MockLLMSer
     llm = create_interface("gemini", model=MODEL, max_retries=0, **server.client_options("gemini"))
     server.reset()
     _enqueue(server, stream=False)
-    result = llm.generate("hi", automatic_continuation=False)
+    with llm:
+        result = llm.generate("hi", automatic_continuation=False)
     assert len(_bodies(server)) == 1
     assert result["content"] == "Hel"
     assert result["stop_reason"] == "other"

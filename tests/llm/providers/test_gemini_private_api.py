@@ -170,8 +170,11 @@ def _no_sdk_call(llm: Any) -> None:
 
 
 @pytest.mark.parametrize("row", ["gemini", "vertex"])
-def test_the_fast_path_never_calls_generate_content(server: MockLLMServer, row: str) -> None:
+def test_the_fast_path_never_calls_generate_content(
+    server: MockLLMServer, row: str, request: pytest.FixtureRequest
+) -> None:
     llm = create_interface(row, model=MODEL, max_retries=0, **server.client_options(row))
+    request.addfinalizer(llm.close)
 
     async def both() -> tuple[Any, Any]:
         _no_sdk_call(llm)
@@ -205,4 +208,5 @@ def test_a_per_call_timeout_reaches_the_request(
     monkeypatch.setattr(llm.client._api_client, "_build_request", spy)
     server.enqueue("gemini", text="ok")
     llm.generate("hi", timeout=2.5, raise_errors=True)
+    llm.close()
     assert seen == [2.5]

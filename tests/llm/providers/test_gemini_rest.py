@@ -212,14 +212,29 @@ CASES: dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]] = {
 }
 
 
+_INTERFACES: dict[tuple[str, str, str], Any] = {}
+
+
 @pytest.fixture(scope="module", params=["gemini", "vertex"])
 def server_and_row(request: pytest.FixtureRequest) -> Any:
     with MockLLMServer() as server:
         yield server, request.param
+    for llm in _INTERFACES.values():
+        llm.close()
+    _INTERFACES.clear()
 
 
 def _interface(server: MockLLMServer, row: str, model: str) -> Any:
-    return create_interface(row, model=model, max_retries=0, **server.client_options(row))
+    """One interface per server, row and model, closed with the server."""
+    key = (server.url, row, model)
+    if key not in _INTERFACES:
+        options = server.client_options(row)
+        _INTERFACES[key] = create_interface(row, model=model, max_retries=0, **options)
+    return _INTERFACES[key]
+
+
+def _own(server: MockLLMServer, model: str) -> Any:
+    return create_interface("gemini", model=model, max_retries=0, **server.client_options("gemini"))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -259,8 +274,7 @@ def test_the_body_goes_on_the_wire_as_built(server_and_row: Any, name: str) -> N
 
 
 def test_a_native_field_the_sdk_refuses_is_an_invalid_request_before_sending() -> None:
-    with MockLLMServer() as server:
-        llm = _interface(server, "gemini", "gemini-2.5-flash")
+    with MockLLMServer() as server, _own(server, "gemini-2.5-flash") as llm:
         with pytest.raises(InvalidRequestError, match="top_k") as caught:
             llm.generate("hi", raise_errors=True, top_k="many")
         assert "GenerateContentConfig refuses" in str(caught.value)
@@ -270,16 +284,14 @@ def test_a_native_field_the_sdk_refuses_is_an_invalid_request_before_sending() -
 
 
 def test_the_tools_are_converted_once_per_tool_set() -> None:
-    with MockLLMServer() as server:
-        llm = _interface(server, "gemini", "gemini-2.5-flash")
+    with MockLLMServer() as server, _own(server, "gemini-2.5-flash") as llm:
         first = llm._native_request("hi", {"tools": [WEATHER]})["body"]["tools"]
         again = llm._native_request("hi", {"tools": [json.loads(json.dumps(WEATHER))]})
         assert again["body"]["tools"] is first  # the cached conversion, shared (only read)
 
 
 def test_building_does_not_mutate_the_callers_messages_or_tools() -> None:
-    with MockLLMServer() as server:
-        llm = _interface(server, "gemini", "gemini-3-pro-preview")
+    with MockLLMServer() as server, _own(server, "gemini-3-pro-preview") as llm:
         messages = TOOL_TURN + TOOL_MEDIA[1:]
         before = json.dumps([messages, WEATHER], sort_keys=True, default=repr)
         body = llm._native_request(messages, {"tools": [WEATHER]})["body"]

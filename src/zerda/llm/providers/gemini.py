@@ -411,7 +411,15 @@ def _map_messages(messages: list[dict[str, Any]], vertex: bool = False) -> list[
             results = []
         if role == "assistant":
             calls = message["tool_calls"]
-        _append(contents, *_map_message(message))
+            role, parts = "model", _map_model_parts(message)
+        else:
+            parts = _map_user_parts(message["content"])
+        if not parts:
+            continue
+        if contents and contents[-1]["role"] == role:
+            contents[-1]["parts"].extend(parts)  # our own list, built here
+        else:
+            contents.append({"parts": parts, "role": role})
     if results:
         _append(contents, "user", _map_tool_results(results, calls, vertex))
     if not contents:
@@ -435,14 +443,17 @@ def _append(contents: list[dict[str, Any]], role: str, parts: list[dict[str, Any
         contents.append({"parts": parts, "role": role})
 
 
-def _map_message(message: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-    """A user or assistant message -> its Gemini role and parts."""
-    if message["role"] == "assistant":
-        return "model", _text_parts(message["content"]) + _map_call_parts(message)
-    content = message["content"]
+def _map_model_parts(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """An assistant message's text and function calls."""
+    text = message["content"]
+    calls = _map_call_parts(message) if message["tool_calls"] else []
+    return [{"text": text}, *calls] if text else calls
+
+
+def _map_user_parts(content: str | list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     if isinstance(content, list):
-        return "user", [_map_part(p) for p in content if p["type"] != "text" or p["text"]]
-    return "user", _text_parts(content)
+        return [_map_part(p) for p in content if p["type"] != "text" or p["text"]]
+    return [{"text": content}] if content else []
 
 
 def _map_part(
@@ -468,10 +479,6 @@ def _urlsafe(data: str) -> str:
     the caller's bytes when Zerda encoded them)."""
     raw = getattr(data, "raw", None)
     return base64.urlsafe_b64encode(raw if isinstance(raw, bytes) else b64decode(data)).decode()
-
-
-def _text_parts(text: str | None) -> list[dict[str, Any]]:
-    return [{"text": text}] if text else []
 
 
 def _map_call_parts(message: dict[str, Any]) -> list[dict[str, Any]]:
