@@ -114,46 +114,59 @@ def _rest_tools(vertex: bool, tools_json: str, holder: _Holder) -> list[Any]:
 # --- sending and reading ------------------------------------------------------------------
 
 
+class _Hops:
+    """The hops of one generateContent call, as ``generate_content`` continues it
+    (google-genai 3.x's automatic continuation, unless ``continuation`` is off: an answer
+    that stops with ``CONTINUATION`` and a ``continuationToken`` is asked for again with the
+    token, and the hops' answers are merged by the SDK's own merger). Sync and async
+    differ only in the awaited request."""
+
+    def __init__(self, body: Body, continuation: bool) -> None:
+        self.body, self.continuation = body, continuation
+        self.responses: list[Any] = []
+        self.token: bytes | None = None
+
+    def next_body(self) -> Body | None:
+        """The body of the next hop; None when the answer is complete."""
+        return _resumed(self.body, self.token) if not self.responses or self.token else None
+
+    def add(self, response: Any) -> None:
+        from google.genai import _extra_utils
+
+        self.responses.append(response)
+        self.token = (
+            _extra_utils.should_continue_generation(response) if self.continuation else None
+        )
+
+    def result(self) -> Any:
+        from google.genai import _extra_utils
+
+        if len(self.responses) == 1:
+            return self.responses[0]
+        return _extra_utils.merge_continuation_responses(self.responses)
+
+
 def send(
     api_client: Any, model: str, body: Body, http_options: Any, continuation: bool = True
 ) -> Any:
-    """One generateContent call, continued as ``generate_content`` continues it (google-genai
-    3.x's automatic continuation, unless ``continuation`` is off: an answer that stops with
-    ``CONTINUATION`` and a ``continuationToken`` is asked for again with the token, and the
-    hops' answers are merged by the SDK's own merger)."""
-    from google.genai import _extra_utils
-
+    """One generateContent call, continued as ``generate_content`` continues it
+    (:class:`_Hops`)."""
     path = model_path(api_client, model, stream=False)
-    responses: list[Any] = []
-    token: bytes | None = None
-    while not responses or token:
-        hop = api_client.request("post", path, _resumed(body, token), http_options)
-        responses.append(parse(api_client, hop))
-        token = _extra_utils.should_continue_generation(responses[-1]) if continuation else None
-    return (
-        responses[0]
-        if len(responses) == 1
-        else _extra_utils.merge_continuation_responses(responses)
-    )
+    hops = _Hops(body, continuation)
+    while (hop := hops.next_body()) is not None:
+        hops.add(parse(api_client, api_client.request("post", path, hop, http_options)))
+    return hops.result()
 
 
 async def send_async(
     api_client: Any, model: str, body: Body, http_options: Any, continuation: bool = True
 ) -> Any:
-    from google.genai import _extra_utils
-
     path = model_path(api_client, model, stream=False)
-    responses: list[Any] = []
-    token: bytes | None = None
-    while not responses or token:
-        hop = await api_client.async_request("post", path, _resumed(body, token), http_options)
-        responses.append(parse(api_client, hop))
-        token = _extra_utils.should_continue_generation(responses[-1]) if continuation else None
-    return (
-        responses[0]
-        if len(responses) == 1
-        else _extra_utils.merge_continuation_responses(responses)
-    )
+    hops = _Hops(body, continuation)
+    while (hop := hops.next_body()) is not None:
+        answer = await api_client.async_request("post", path, hop, http_options)
+        hops.add(parse(api_client, answer))
+    return hops.result()
 
 
 def send_streamed(
