@@ -122,7 +122,7 @@ def test_anthropic_default_timeout_is_create_s() -> None:
     assert args["options"]["timeout"] == expected
     assert given["options"]["timeout"] == 3
     assert "timeout" not in streamed["options"]
-    assert args["cast_to"] is sdk.types.Message and "content" in args and "body" not in args
+    assert args["cast_to"] is object and "content" in args and "body" not in args
 
 
 def test_anthropic_clients_that_route_by_body_get_the_body_as_json() -> None:

@@ -43,7 +43,7 @@ from zerda.llm.errors import (
 from zerda.llm.parts import is_parts
 from zerda.llm.providers import _anthropic_post, _batch_anthropic
 from zerda.llm.reasoning import Plan
-from zerda.llm.tools import parse_anthropic_tool_calls, to_anthropic_tools
+from zerda.llm.tools import _get, parse_anthropic_tool_calls, to_anthropic_tools
 from zerda.llm.usage import make_usage, plus
 
 if TYPE_CHECKING:
@@ -214,7 +214,8 @@ class AnthropicInterface(BaseLLMInterface):
     # --- response -------------------------------------------------------------------------
 
     def _map_response(self, raw: Any) -> dict[str, Any]:
-        blocks = getattr(raw, "content", None)
+        raw = _json_body(raw)
+        blocks = _get(raw, "content")
         if not isinstance(blocks, list):
             # The SDK builds a Message from any JSON ({} included) without checking it.
             raise malformed_response(self.provider, f"no 'content' list in {excerpt(raw)}")
@@ -222,8 +223,8 @@ class AnthropicInterface(BaseLLMInterface):
         return self._make_result(
             _map_text(blocks),
             parse_anthropic_tool_calls(blocks),
-            raw.stop_reason,
-            _map_usage(raw.usage),
+            _get(raw, "stop_reason"),
+            _map_usage(_get(raw, "usage")),
             {"anthropic": {"thinking": thinking}} if thinking else None,
             "".join(b["thinking"] for b in thinking if b["type"] == "thinking"),
         )
@@ -574,14 +575,24 @@ def _with_native(kwargs: dict[str, Any], native: dict[str, Any]) -> dict[str, An
 # --- response pieces ----------------------------------------------------------------------
 
 
+def _json_body(raw: Any) -> Any:
+    """The answer as JSON data. ``cast_to=object`` gives the text of a body served without
+    a JSON content type, which the SDK would still have parsed into a ``Message``."""
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
 def _type(obj: Any) -> Any:
-    # The SDK builds its models without validation: a part missing "type" has no attribute.
-    return getattr(obj, "type", None)
+    return _get(obj, "type")
 
 
 def _map_text(blocks: list[Any]) -> str | None:
     """The text blocks' text; a block whose text is not a string is a malformed response."""
-    texts = [getattr(b, "text", None) for b in blocks if _type(b) == "text"]
+    texts = [_get(b, "text") for b in blocks if _type(b) == "text"]
     bad = next((t for t in texts if t is not None and not isinstance(t, str)), None)
     if bad is not None:
         raise malformed_response("anthropic", f"a text block's text is not a string: {bad!r}")
@@ -589,9 +600,13 @@ def _map_text(blocks: list[Any]) -> str | None:
 
 
 def _map_thinking_block(block: Any) -> dict[str, Any]:
-    if block.type == "redacted_thinking":
-        return {"type": "redacted_thinking", "data": block.data}
-    return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if _type(block) == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": _get(block, "data")}
+    return {
+        "type": "thinking",
+        "thinking": _get(block, "thinking"),
+        "signature": _get(block, "signature"),
+    }
 
 
 def _map_usage(usage: Any) -> dict[str, Any] | None:
@@ -600,15 +615,12 @@ def _map_usage(usage: Any) -> dict[str, Any] | None:
     (https://docs.anthropic.com/en/api/messages#response-usage)."""
     if usage is None:
         return None
-    read = getattr(usage, "cache_read_input_tokens", None)
-    write = getattr(usage, "cache_creation_input_tokens", None)
-    details = getattr(usage, "output_tokens_details", None)
-    thinking = getattr(details, "thinking_tokens", None)
-    if thinking is None and isinstance(details, dict):
-        thinking = details.get("thinking_tokens")
+    read = _get(usage, "cache_read_input_tokens")
+    write = _get(usage, "cache_creation_input_tokens")
+    thinking = _get(_get(usage, "output_tokens_details"), "thinking_tokens")
     return make_usage(
-        plus(usage.input_tokens, read, write),
-        usage.output_tokens,
+        plus(_get(usage, "input_tokens"), read, write),
+        _get(usage, "output_tokens"),
         cache_read=read,
         cache_write=write,
         reasoning=thinking,
@@ -653,49 +665,51 @@ Events = list[dict[str, Any]]
 
 
 def _on_message_start(acc: StreamAccumulator, event: Any) -> Events:
-    usage = event.message.usage
+    usage = _get(_get(event, "message"), "usage")
     acc.scratch["anthropic_usage"] = usage
     acc.usage = _map_usage(usage)
     return []
 
 
 def _on_block_start(acc: StreamAccumulator, event: Any) -> Events:
-    block = event.content_block
-    if block.type == "tool_use":
-        return acc.start_call(event.index, block.id, block.name)
-    if block.type == "text":
-        return acc.text(block.text)
-    if block.type in _THINKING_TYPES:
+    block = _get(event, "content_block")
+    kind = _type(block)
+    if kind == "tool_use":
+        return acc.start_call(_get(event, "index"), _get(block, "id"), _get(block, "name"))
+    if kind == "text":
+        return acc.text(_get(block, "text"))
+    if kind in _THINKING_TYPES:
         _thinking_list(acc).append(_map_thinking_block(block))
     return []
 
 
 def _on_block_delta(acc: StreamAccumulator, event: Any) -> Events:
-    delta = event.delta
-    kind = delta.type
+    delta = _get(event, "delta")
+    kind = _type(delta)
     if kind == "text_delta":
-        return acc.text(delta.text)
+        return acc.text(_get(delta, "text"))
     if kind == "input_json_delta":
-        return acc.add_arguments(event.index, delta.partial_json)
+        return acc.add_arguments(_get(event, "index"), _get(delta, "partial_json"))
     if kind == "thinking_delta":
-        _current_thinking(acc)["thinking"] += delta.thinking
-        return acc.reasoning(delta.thinking)
+        _current_thinking(acc)["thinking"] += _get(delta, "thinking")
+        return acc.reasoning(_get(delta, "thinking"))
     elif kind == "signature_delta":
         # Sent whole, once per block; replaced as the SDK's own accumulator does.
-        _current_thinking(acc)["signature"] = delta.signature
+        _current_thinking(acc)["signature"] = _get(delta, "signature")
     return []
 
 
 def _on_block_stop(acc: StreamAccumulator, event: Any) -> Events:
-    return acc.end_call(event.index)
+    return acc.end_call(_get(event, "index"))
 
 
 def _on_message_delta(acc: StreamAccumulator, event: Any) -> Events:
-    acc.native_stop = event.delta.stop_reason
-    if event.usage is not None:
+    acc.native_stop = _get(_get(event, "delta"), "stop_reason")
+    usage = _get(event, "usage")
+    if usage is not None:
         # message_delta's counts are cumulative and update message_start's: output always,
         # input and cache counts when server tools ran. Fields it leaves out keep their value.
-        merged = _merged_usage(acc.scratch.get("anthropic_usage"), event.usage)
+        merged = _merged_usage(acc.scratch.get("anthropic_usage"), usage)
         acc.scratch["anthropic_usage"] = merged
         acc.usage = _map_usage(merged)
     return []
@@ -710,8 +724,8 @@ def _merged_usage(start: Any, update: Any) -> Any:
         "cache_creation_input_tokens",
         "output_tokens_details",
     )
-    merged = {f: getattr(start, f, None) for f in fields}
-    merged.update({f: getattr(update, f) for f in fields if getattr(update, f, None) is not None})
+    merged = {f: _get(start, f) for f in fields}
+    merged.update({f: _get(update, f) for f in fields if _get(update, f) is not None})
     return SimpleNamespace(**merged)
 
 
