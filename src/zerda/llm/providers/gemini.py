@@ -47,7 +47,7 @@ from zerda.llm.errors import (
     error_from_status,
     malformed_response,
 )
-from zerda.llm.parts import b64decode, is_parts, text_of
+from zerda.llm.parts import is_parts, text_of
 from zerda.llm.providers import _batch_gemini, _gemini_sdk
 from zerda.llm.reasoning import Plan
 from zerda.llm.registry import Media
@@ -213,30 +213,18 @@ class GeminiInterface(BaseLLMInterface):
     def _batch_submit(
         self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
     ) -> str:
-        options = dict(options)
-        items = _sdk_items(items)
-        use_file = _batch_gemini.uses_file(items, options.pop("input", None))
-        config = _batch_gemini.map_batch_job(items, options)
-        src: Any = _batch_gemini.map_batch_requests(items)
-        if use_file:
-            data = _batch_gemini.map_batch_file(items, self.client._api_client)
-            upload = _batch_gemini.map_upload(config)
-            src = self.client.files.upload(file=io.BytesIO(data), config=upload).name
+        config, src, upload = _batch_job(items, options, self.client._api_client)
+        if upload is not None:
+            src = self.client.files.upload(file=io.BytesIO(src), config=upload).name
         return str(self.client.batches.create(model=self.model, src=src, config=config).name)
 
     async def _batch_submit_async(
         self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
     ) -> str:
-        options = dict(options)
-        items = _sdk_items(items)
-        use_file = _batch_gemini.uses_file(items, options.pop("input", None))
-        config = _batch_gemini.map_batch_job(items, options)
-        src: Any = _batch_gemini.map_batch_requests(items)
         client = self.async_client
-        if use_file:
-            data = _batch_gemini.map_batch_file(items, client._api_client)
-            upload = _batch_gemini.map_upload(config)
-            src = (await client.files.upload(file=io.BytesIO(data), config=upload)).name
+        config, src, upload = _batch_job(items, options, client._api_client)
+        if upload is not None:
+            src = (await client.files.upload(file=io.BytesIO(src), config=upload)).name
         return str((await client.batches.create(model=self.model, src=src, config=config)).name)
 
     def _batch_poll(self, batch_id: str) -> BatchStatus:
@@ -377,6 +365,22 @@ class GeminiInterface(BaseLLMInterface):
         return events
 
 
+def _batch_job(
+    items: list[tuple[str, dict[str, Any]]], options: dict[str, Any], api_client: Any
+) -> tuple[Any, Any, Any]:
+    """(the job's config, its source, the upload config) for ``batches.create``: the inline
+    requests and no upload, or the JSONL file's bytes and the config to upload them with
+    (sync and async differ only in the awaited calls)."""
+    options = dict(options)
+    items = _sdk_items(items)
+    use_file = _batch_gemini.uses_file(items, options.pop("input", None))
+    config = _batch_gemini.map_batch_job(items, options)
+    if not use_file:
+        return config, _batch_gemini.map_batch_requests(items), None
+    data = _batch_gemini.map_batch_file(items, api_client)
+    return config, data, _batch_gemini.map_upload(config)
+
+
 def _sdk_items(items: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
     """Batch requests as ``generate_content``'s keyword arguments (Batch Mode goes through
     the SDK's own batch converters: _batch_gemini)."""
@@ -475,10 +479,10 @@ def _map_part(
 
 
 def _urlsafe(data: str) -> str:
-    """Checked base64 data as google-genai sends bytes: URL-safe base64, encoded once (from
-    the caller's bytes when Zerda encoded them)."""
-    raw = getattr(data, "raw", None)
-    return base64.urlsafe_b64encode(raw if isinstance(raw, bytes) else b64decode(data)).decode()
+    """Checked base64 data as google-genai sends bytes: URL-safe base64. The check leaves
+    standard, padded base64 without line breaks, which differs from the URL-safe form only
+    in two characters: no second encoding of the payload."""
+    return data.replace("+", "-").replace("/", "_")
 
 
 def _map_call_parts(message: dict[str, Any]) -> list[dict[str, Any]]:
