@@ -55,8 +55,9 @@ DESCRIPTION = (
     "count `base64.b64encode` calls on 1 MiB or more, by caller. Zerda's extra "
     "10.7 MiB, where there is one, is the part's base64 text, which the history "
     "holds while the SDK builds its body (OpenAI-shaped APIs then need a data URL "
-    "copy of it, as the raw caller does); boto3 and google-genai get the caller's "
-    "own bytes back, not a decoded copy. Ollama's raw side is higher because "
+    "copy of it, as the raw caller does); boto3 gets the caller's own bytes back, "
+    "not a decoded copy, and Gemini's URL-safe field is the same text with two "
+    "characters swapped. Ollama's raw side is higher because "
     "`ollama.Client.chat` validates the body through its pydantic models, which "
     "Zerda's Ollama module bypasses."
 )
