@@ -285,7 +285,8 @@ def _map_turns(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bo
     last_role = None
     cached = False
     for message in messages:
-        role, blocks = _map_message(message)
+        role = "assistant" if message["role"] == "assistant" else "user"
+        blocks = _map_message(message)
         if not blocks:
             continue
         cached = cached or _CACHE_POINT in blocks
@@ -299,19 +300,19 @@ def _map_turns(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bo
     return [_finish_message(m) for m in out if m["content"]], cached
 
 
-def _map_message(message: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-    """One unified message -> its Anthropic role and content blocks (fresh lists)."""
+def _map_message(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """One unified message's Anthropic content blocks (a fresh list)."""
     role = message["role"]
     if role == "tool":
-        return "user", _map_tool_blocks(message)
+        return _map_tool_blocks(message)
     if role == "assistant":
-        return "assistant", _map_assistant_blocks(message)
+        return _map_assistant_blocks(message)
     content = message["content"]
     if isinstance(content, list):
         blocks = [b for p in content for b in _map_part(p)]
     else:
         blocks = _text_blocks(content)
-    return "user", [*blocks, _CACHE_POINT] if message.get("cache_after") else blocks
+    return [*blocks, _CACHE_POINT] if message.get("cache_after") else blocks
 
 
 # A cache point in a block list until _apply_cache_points puts it on the block before it.
@@ -456,7 +457,9 @@ def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
     output = message["content"]
     if type(output) is str:
         content: Any = output
-    elif is_parts(output):  # text, image and document blocks may sit inside a tool_result
+    elif isinstance(output, list) and is_parts(
+        output
+    ):  # text, image and document blocks may sit inside a tool_result
         content = [b for p in output if p["type"] != "cache_point" for b in _map_part(p)]
     else:
         content = tool_output_text(output)
