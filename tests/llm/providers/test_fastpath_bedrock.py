@@ -50,6 +50,40 @@ HISTORY: list[dict[str, Any]] = [
 ]
 
 
+PNG64 = base64.b64encode(PNG).decode()
+PDF64 = base64.b64encode(PDF).decode()
+# The same bytes as PNG64, written with a nonzero unused bit in the last character before
+# the padding: decoders ignore it, botocore (which encodes the decoded bytes) writes PNG64.
+PNG64_ODD = PNG64[:-3] + "h=="
+CALL2 = {"id": "tooluse_2", "name": "get_weather", "arguments": {"city": "Lyon"}}
+# Media as base64 text the caller gave (not Zerda's encoding), in every place it can sit.
+TEXT_HISTORY: list[dict[str, Any]] = [
+    {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "What is this?"},
+            {"type": "image", "data": PNG64, "media_type": "image/png"},
+            {"type": "image", "url": f"data:image/png;base64,{PNG64_ODD}"},
+        ],
+    },
+    {"role": "assistant", "content": None, "tool_calls": [CALL2]},
+    tool_result(CALL2, [{"type": "image", "data": PNG64_ODD, "media_type": "image/png"}]),
+    {
+        "role": "user",
+        "content": [
+            {"type": "document", "data": PDF64, "media_type": "application/pdf", "name": "r"},
+            {"type": "text", "text": "and this"},
+        ],
+    },
+]
+# Zerda's own encoding of the caller's bytes, in a tool result and twice the same bytes.
+BYTES_HISTORY: list[dict[str, Any]] = [
+    {"role": "user", "content": [image(PNG), {"type": "image", "data": PNG}]},
+    {"role": "assistant", "content": "", "tool_calls": [CALL2]},
+    tool_result(CALL2, [{"type": "text", "text": "a chart"}, image(PNG), document(PDF)]),
+]
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[MockLLMServer]:
     with MockLLMServer() as server:
@@ -73,6 +107,8 @@ def make(server: MockLLMServer, **options: Any) -> Any:
 CASES = {
     "history": (HISTORY, {"tools": TOOLS, "max_tokens": 64, "temperature": 0.5}),
     "cached": (HISTORY, {"tools": TOOLS, "cache": True}),
+    "base64 text": (TEXT_HISTORY, {"tools": TOOLS, "max_tokens": 64}),
+    "bytes": (BYTES_HISTORY, {"tools": TOOLS}),
     "no other field": ([{"role": "user", "content": "hi"}], {}),
     "native fields": (
         [{"role": "user", "content": "hi"}],
@@ -153,3 +189,69 @@ def test_splice_prebuilt() -> None:
     untouched = {"body": b"{}"}
     aws._splice_prebuilt(untouched, {})
     assert untouched == {"body": b"{}"}
+
+
+def test_a_bytes_image_is_base64_encoded_once(
+    server: MockLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Zerda encodes the caller's bytes once (zerda.llm.parts.encode); the prebuilt body
+    reuses that text, where botocore would encode the bytes again."""
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8192  # 2 MiB
+    question = {"type": "text", "text": "What?"}
+    server.set_default("bedrock", text="fine")
+    with make(server) as llm:
+        expected = botocore_body(
+            llm, "Converse", [{"role": "user", "content": [question, image(png)]}], {}
+        )
+        encoded: list[int] = []
+        original = base64.b64encode
+
+        def spy(data: Any, altchars: Any = None) -> bytes:
+            if len(data) >= len(png):
+                encoded.append(len(data))
+            return original(data, altchars)
+
+        monkeypatch.setattr(base64, "b64encode", spy)
+        messages = [{"role": "user", "content": [question, image(png)]}]
+        assert llm.generate(messages, raise_errors=True)["content"] == "fine"
+        assert encoded == [len(png)]
+        assert server.last_request("bedrock").raw_body == expected
+
+
+def test_the_native_request_holds_the_bytes() -> None:
+    """The documented native form keeps boto3's bytes (which its own converse() takes);
+    the text rides beside them only where it is the very text botocore writes."""
+    llm = create_interface("bedrock", model=MODEL, region="us-east-1")
+    native = llm._native_request(TEXT_HISTORY, {})
+    first, odd = native["messages"][0]["content"][1:3]
+    assert first == {"image": {"format": "png", "source": {"bytes": PNG}}}
+    assert first["image"]["source"].text == PNG64
+    assert odd == {"image": {"format": "png", "source": {"bytes": PNG}}}
+    assert type(odd["image"]["source"]) is dict  # PNG64_ODD is not botocore's text
+    part = image(PNG)
+    source = llm._native_request([{"role": "user", "content": [part]}], {})["messages"][0][
+        "content"
+    ][0]["image"]["source"]
+    assert source["bytes"] is PNG and source.text is part["data"]  # no copy, no encoding
+    assert TEXT_HISTORY[0]["content"][1] == {
+        "type": "image",
+        "data": PNG64,
+        "media_type": "image/png",
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "same"),
+    [
+        (PNG64, True),
+        (PNG64_ODD, False),
+        ("QQ==", True),
+        ("QR==", False),
+        ("QUI=", True),
+        ("QUJ=", False),
+        ("QUJD", True),
+        ("QU\nJD", False),
+    ],
+)
+def test_is_botocores_text(text: str, same: bool) -> None:
+    assert aws._is_botocores_text(text, base64.b64decode(text)) is same

@@ -702,7 +702,7 @@ def _map_media(part: dict[str, Any], n: int) -> dict[str, Any]:
     if "uri" in part:
         source: dict[str, Any] = {"s3Location": {"uri": part["uri"]}}
     else:
-        source = {"bytes": b64decode(part["data"])}
+        source = _bytes_source(part["data"])
     media_type = part.get("media_type") or ""
     kind = part["type"] if part["type"] != "file" else _file_kind(media_type)
     formats = {"image": _IMAGE_FORMATS, "audio": _AUDIO_FORMATS}.get(kind, _DOCUMENT_FORMATS)
@@ -714,6 +714,41 @@ def _map_media(part: dict[str, Any], n: int) -> dict[str, Any]:
     if kind == "document":
         block = {"name": _document_name(part.get("name"), n), **block}
     return {kind: block}
+
+
+class _Source(dict):  # type: ignore[type-arg]
+    """A media block's ``{"bytes": ...}`` source, as boto3 takes it, that also keeps the
+    part's base64 text (``text``): the prebuilt body (:class:`_Blobs`) writes that text
+    instead of encoding the bytes a second time. A dict in every other respect, so the
+    native request stays the one boto3's ``converse()`` documents and accepts."""
+
+    __slots__ = ("text",)
+    text: str
+
+
+def _bytes_source(data: str) -> dict[str, Any]:
+    """``{"bytes": ...}``: the caller's own bytes when Zerda encoded them (no decoded
+    copy), their base64 text kept beside them when it is the very text botocore would
+    write for them."""
+    raw = b64decode(data)
+    if not _is_botocores_text(data, raw):
+        return {"bytes": raw}
+    source = _Source(bytes=raw)
+    source.text = data
+    return source
+
+
+def _is_botocores_text(text: str, raw: bytes) -> bool:
+    """Whether ``text`` is exactly ``base64.b64encode(raw)``, as botocore's serializer
+    writes a blob (``_get_base64``: standard alphabet, padded). Zerda's own encoding always
+    is; base64 text the caller gave may differ only where a decoder does not look: the
+    unused bits of its last character before the padding (``QR==`` and ``QQ==`` both decode
+    to ``A``), or characters it skips, which make the text longer. So the length and the
+    last four characters settle it (every full group of four maps one-to-one to 3 bytes)."""
+    if len(text) != 4 * -(-len(raw) // 3) or not raw:
+        return False
+    tail = raw[-(len(raw) % 3 or 3) :]
+    return base64.b64encode(tail).decode("ascii") == text[-4:]
 
 
 def _file_kind(media_type: str) -> str:
@@ -845,15 +880,43 @@ _PREBUILT = "zerda_prebuilt_json"
 _OPERATIONS = ("Converse", "ConverseStream")
 
 
-def _blob(value: Any) -> str:
-    """A blob member as botocore's JSON serializer writes it (``_get_base64``)."""
-    if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(value).decode("utf-8")
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+class _Blobs:
+    """The ``default`` of the prebuilt body's JSON encoder, which calls it for each blob
+    (bytes): written as botocore's serializer writes one (``_get_base64``: base64 text),
+    the media part's own text reused when its :class:`_Source` carries it (found once, at
+    the first blob: a history without media costs nothing)."""
+
+    def __init__(self, head: dict[str, Any]) -> None:
+        self._head = head
+        self._texts: dict[int, str] | None = None
+
+    def __call__(self, value: Any) -> str:
+        if not isinstance(value, (bytes, bytearray)):
+            raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+        if self._texts is None:
+            self._texts = _media_texts(self._head)
+        text = self._texts.get(id(value))  # the bytes are alive in head: ids are stable
+        return text if text is not None else base64.b64encode(value).decode("utf-8")
 
 
-# botocore's json.dumps settings (the defaults); no circular check on Zerda's own blocks.
-_PREBUILT_ENCODER = json.JSONEncoder(default=_blob, check_circular=False)
+def _media_texts(head: dict[str, Any]) -> dict[int, str]:
+    """``id(bytes)`` -> base64 text for each :class:`_Source` of Zerda's blocks: media
+    blocks sit in a message's content, a toolResult's content and the system blocks."""
+    todo = [b for m in head.get("messages") or () for b in m.get("content") or ()]
+    todo += head.get("system") or ()
+    texts: dict[int, str] = {}
+    while todo:
+        block = todo.pop()
+        if not isinstance(block, dict):
+            continue
+        result = block.get("toolResult")
+        if isinstance(result, dict):
+            todo += result.get("content") or ()
+        for value in block.values():
+            source = value.get("source") if isinstance(value, dict) else None
+            if isinstance(source, _Source):
+                texts[id(source["bytes"])] = source.text
+    return texts
 
 
 def _split_prebuilt(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -870,7 +933,10 @@ def _split_prebuilt(kwargs: dict[str, Any]) -> dict[str, Any]:
     if not head:
         return kwargs
     try:
-        rest[_PREBUILT] = _PREBUILT_ENCODER.encode(head)
+        # botocore's json.dumps settings (the defaults); no circular check on Zerda's own
+        # fresh blocks.
+        encoder = json.JSONEncoder(default=_Blobs(head), check_circular=False)
+        rest[_PREBUILT] = encoder.encode(head)
     except (TypeError, ValueError):  # not plain JSON: botocore serializes it all
         return kwargs
     return rest
