@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import base64
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -109,6 +110,25 @@ CASES = {
     "cached": (HISTORY, {"tools": TOOLS, "cache": True}),
     "base64 text": (TEXT_HISTORY, {"tools": TOOLS, "max_tokens": 64}),
     "bytes": (BYTES_HISTORY, {"tools": TOOLS}),
+    "every field": (
+        HISTORY,
+        {
+            "tools": TOOLS,
+            "tool_choice": "auto",
+            "max_tokens": 4096,
+            "temperature": 1,
+            "top_p": 0.25,
+            "stop": ["END", "STOP"],
+            "reasoning": {"budget_tokens": 1024},
+            "inferenceConfig": {"maxTokens": 2048},
+            "guardrailConfig": {"guardrailIdentifier": "g", "guardrailVersion": "1"},
+            "promptVariables": {"city": {"text": "Paris"}},
+            "additionalModelResponseFieldPaths": ["/stop_sequence"],
+            "requestMetadata": {"team": "é"},
+            "performanceConfig": {"latency": "optimized"},
+            "serviceTier": {"type": "priority"},
+        },
+    ),
     "no other field": ([{"role": "user", "content": "hi"}], {}),
     "native fields": (
         [{"role": "user", "content": "hi"}],
@@ -130,8 +150,30 @@ def test_the_body_is_botocores_byte_for_byte(server: MockLLMServer, case: str) -
         assert result["content"] == "fine"
         sent = server.last_request("bedrock").raw_body
         assert sent == botocore_body(llm, "Converse", messages, kwargs)
-        # ...sent through the fast path, not botocore's own walk of the history.
-        assert aws._PREBUILT in llm._prebuilt(llm._native_request(messages, kwargs))
+        # ...sent through the fast path, not botocore's own walk of the request: botocore
+        # serializes nothing but the URL's modelId.
+        split = llm._prebuilt(llm._native_request(messages, kwargs))
+        assert set(split) == {"modelId", aws._PREBUILT}
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"temperature": float("nan")},
+        {"topP": float("inf"), "maxTokens": 5},
+        {"temperature": Decimal("0.5")},
+    ],
+)
+def test_floats_botocore_rewrites_are_botocores(server: MockLLMServer, config: Any) -> None:
+    """botocore writes NaN and infinities as strings and a Decimal as a float: an
+    inferenceConfig holding one, and what follows it, is serialized by botocore."""
+    kwargs = {"inferenceConfig": config, "requestMetadata": {"a": "b"}}
+    server.set_default("bedrock", text="fine")
+    with make(server) as llm:
+        llm.generate(HISTORY, **kwargs)
+        sent = server.last_request("bedrock").raw_body
+        assert sent == botocore_body(llm, "Converse", HISTORY, kwargs)
+    assert b'"NaN"' in sent or b'"Infinity"' in sent or b'"temperature": 0.5' in sent
 
 
 def test_async_and_stream_send_the_same_body(server: MockLLMServer) -> None:
@@ -170,9 +212,22 @@ def test_split_prebuilt() -> None:
         aws._PREBUILT: '{"messages": [{"role": "user", "content": [{"image": {"source": '
         '{"bytes": "AP8="}}}]}], "system": [{"text": "s"}]}',
     }
-    # Zerda's fields that do not lead the body, and values that are not JSON, are botocore's.
-    late = {"modelId": "m", "inferenceConfig": {}, "messages": []}
-    assert aws._split_prebuilt(late) is late
+    # Every field is, up to an inferenceConfig float botocore rewrites; values that are not
+    # JSON leave it all to botocore.
+    config = {"modelId": "m", "inferenceConfig": {"temperature": 1, "topP": 0.5}, "messages": []}
+    assert aws._split_prebuilt(config) == {
+        "modelId": "m",
+        aws._PREBUILT: '{"inferenceConfig": {"temperature": 1, "topP": 0.5}, "messages": []}',
+    }
+    late = {"modelId": "m", "messages": [], "inferenceConfig": {"topP": float("inf")}, "x": 1}
+    assert aws._split_prebuilt(late) == {
+        "modelId": "m",
+        "inferenceConfig": {"topP": float("inf")},
+        "x": 1,
+        aws._PREBUILT: '{"messages": []}',
+    }
+    first = {"modelId": "m", "inferenceConfig": {"temperature": Decimal("0.5")}, "messages": []}
+    assert aws._split_prebuilt(first) is first
     odd = {"modelId": "m", "messages": [{"x": object()}]}
     assert aws._split_prebuilt(odd) is odd
 
@@ -255,3 +310,43 @@ def test_the_native_request_holds_the_bytes() -> None:
 )
 def test_is_botocores_text(text: str, same: bool) -> None:
     assert aws._is_botocores_text(text, base64.b64decode(text)) is same
+
+
+def test_canary_the_body_holds_no_member_botocore_rewrites() -> None:
+    """What _split_prebuilt relies on: outside the history and system blocks, no member of
+    the Converse and ConverseStream bodies is a blob, a timestamp or renamed, and the only
+    floats are inferenceConfig's temperature and topP; modelId alone goes in the URL."""
+    import boto3
+
+    client = boto3.client("bedrock-runtime", region_name="us-east-1")
+
+    def special(shape: Any, path: str, seen: frozenset[str]) -> list[str]:
+        if shape.type_name == "structure":
+            if shape.is_document_type or shape.name in seen:
+                return []
+            found = []
+            for name, member in shape.members.items():
+                if member.serialization:
+                    found.append(f"{path}.{name}: {member.serialization}")
+                found += special(member, f"{path}.{name}", seen | {shape.name})
+            return found
+        if shape.type_name == "list":
+            return special(shape.member, f"{path}[]", seen)
+        if shape.type_name == "map":
+            return special(shape.key, f"{path}{{key}}", seen) + special(
+                shape.value, f"{path}{{}}", seen
+            )
+        if shape.type_name in ("blob", "timestamp", "float", "double"):
+            return [f"{path}: {shape.type_name}"]
+        return []
+
+    for operation in aws._OPERATIONS:
+        shape = client.meta.service_model.operation_model(operation).input_shape
+        found = special(shape, "", frozenset())
+        others = [f for f in found if not f.startswith((".messages", ".system"))]
+        assert others == [
+            ".modelId: {'location': 'uri', 'name': 'modelId'}",
+            ".inferenceConfig.temperature: float",
+            ".inferenceConfig.topP: float",
+        ]
+        assert all(f.endswith(": blob") for f in found if f not in others)

@@ -15,9 +15,11 @@ from __future__ import annotations
 import base64
 import collections
 import functools
+import hashlib
 import itertools
 import json
 import logging
+import math
 import os
 import re
 import threading
@@ -856,26 +858,67 @@ def _check_native(client: Any, operation: str, kwargs: dict[str, Any]) -> None:
     """For a client built by Zerda (``parameter_validation=False``): the request checked by
     botocore's own validator as ``converse`` would check it, bar the history and system
     blocks Zerda built (one message stands for them): unknown or mistyped fields the
-    caller passed are refused with botocore's ParamValidationError, before sending."""
+    caller passed are refused with botocore's ParamValidationError, before sending.
+
+    What passed once is not walked again (:data:`_VALIDATED`): an agent loop sends the same
+    tools, options and first message every turn, and their walk was a sixth of a short
+    call's CPU on top of boto3's own."""
     from botocore.validate import validate_parameters
 
     shape = client.meta.service_model.operation_model(operation).input_shape
     params = {k: v for k, v in kwargs.items() if k not in _ZERDA_BUILT}
     params["messages"] = kwargs.get("messages", [])[:1]
+    key = _fingerprint(params)
+    if key is not None and (shape, key) in _VALIDATED:
+        return
     validate_parameters(params, shape)
+    if key is not None:
+        if len(_VALIDATED) >= _VALIDATED_MAX:
+            _VALIDATED.clear()
+        _VALIDATED[shape, key] = None
 
 
-# --- the history encoded once (the fast path) --------------------------------------------
+# The (input shape, fingerprint) of the requests botocore's validator passed; bounded.
+_VALIDATED: dict[tuple[Any, bytes], None] = {}
+_VALIDATED_MAX = 256
+
+
+def _not_json(value: Any) -> Any:
+    raise TypeError(type(value).__name__)
+
+
+_FINGERPRINT_ENCODER = json.JSONEncoder(default=_not_json)
+
+
+def _fingerprint(params: dict[str, Any]) -> bytes | None:
+    """A digest telling apart whatever botocore's validator tells apart: the JSON text
+    (exact for the values JSON holds) and the ``repr``, which also tells what JSON writes
+    alike (a tuple and a list, ``1`` and ``"1"`` as keys). None for a request holding
+    other values (bytes, datetimes, objects): those are validated on every call."""
+    try:
+        text = _FINGERPRINT_ENCODER.encode(params)
+    except (TypeError, ValueError):
+        return None
+    return hashlib.blake2b(f"{text}\0{params!r}".encode(), digest_size=16).digest()
+
+
+# --- the body encoded once (the fast path) ------------------------------------------------
 #
 # botocore's serializer rebuilds every request from its shapes before ``json.dumps``: at
-# 1,000 tool round trips that walk costs several times the encoding itself. The history and
-# system blocks are Zerda's own, built from a checked history, and their only members the
-# walk changes are blobs (raw bytes, sent as base64). On the clients Zerda builds they are
-# encoded here, once, and travel beside the other arguments under _PREBUILT; two handlers
-# of botocore's documented event system (https://boto3.amazonaws.com/v1/documentation/api/
-# latest/guide/events.html) take them out before serialization and put them at the head of
-# the body botocore serialized from the rest. Endpoint, headers, signing (of the whole
-# body), retries, errors, pool and the event-stream decoder stay botocore's.
+# 1,000 tool round trips that walk costs several times the encoding itself, and even a
+# short request's toolConfig costs more to walk than the rest of the call's serialization.
+# On the clients Zerda builds the request is checked first (the history by Zerda,
+# everything else by botocore's validator: _check_native), and then the walk changes
+# nothing json.dumps would not write alike but blobs (raw bytes, sent as base64: only the
+# history and system blocks hold any) and inferenceConfig's two floats (botocore writes an
+# infinite or NaN one as a string): no other member of the body is a blob, a timestamp, a
+# float or renamed (a canary test walks the model). So the body fields are encoded here,
+# once, and travel beside the other arguments under _PREBUILT; two handlers of botocore's
+# documented event system (https://boto3.amazonaws.com/v1/documentation/api/latest/guide/
+# events.html) take them out before serialization and put them at the head of the body
+# botocore serialized from the rest (modelId, which goes in the URL, and whatever follows
+# an inferenceConfig with an odd float). Endpoint, headers, signing (of the whole body),
+# retries, errors, pool and the event-stream decoder stay botocore's.
 _PREBUILT = "zerda_prebuilt_json"
 _OPERATIONS = ("Converse", "ConverseStream")
 
@@ -920,26 +963,40 @@ def _media_texts(head: dict[str, Any]) -> dict[int, str]:
 
 
 def _split_prebuilt(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``kwargs`` with the body fields Zerda built (messages, system: the first ones of the
-    body, as _build_request puts them) replaced by their JSON text, as botocore's
-    ``json.dumps`` writes them; ``kwargs`` as they are when those fields do not lead."""
+    """``kwargs`` (checked) with the body fields replaced by their JSON text, as botocore's
+    serializer and ``json.dumps`` write them: the fields in their order up to an
+    inferenceConfig whose floats botocore would rewrite; ``kwargs`` as they are when no
+    field leads the body (modelId, the URL's, aside) or one is not plain JSON."""
     head: dict[str, Any] = {}
     rest: dict[str, Any] = {}
     for key, value in kwargs.items():
-        if key in _ZERDA_BUILT and all(k == "modelId" for k in rest):  # modelId: the URL's
+        if key != "modelId" and all(k == "modelId" for k in rest) and _writes_alike(key, value):
             head[key] = value
         else:
             rest[key] = value
     if not head:
         return kwargs
     try:
-        # botocore's json.dumps settings (the defaults); no circular check on Zerda's own
-        # fresh blocks.
+        # botocore's json.dumps settings (the defaults); no circular check: the request
+        # was checked (a circular value fails botocore's validator first).
         encoder = json.JSONEncoder(default=_Blobs(head), check_circular=False)
         rest[_PREBUILT] = encoder.encode(head)
     except (TypeError, ValueError):  # not plain JSON: botocore serializes it all
         return kwargs
     return rest
+
+
+def _writes_alike(key: str, value: Any) -> bool:
+    """Whether json.dumps writes the field as botocore's serializer does: all do but an
+    inferenceConfig holding a temperature or topP that is not a finite float or int
+    (botocore writes ``Infinity`` and ``NaN`` as strings, a Decimal as a float)."""
+    if key != "inferenceConfig" or not isinstance(value, dict):
+        return True
+    return all(
+        type(value[k]) in (int, float) and math.isfinite(value[k])
+        for k in ("temperature", "topP")
+        if k in value
+    )
 
 
 def _take_prebuilt(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
@@ -1154,7 +1211,7 @@ class _Events:
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
-        self._events = iter(stream)
+        self._events = _read_events(stream)
         self._first: list[dict[str, Any]] = []
 
     def prefetch(self) -> None:
@@ -1174,6 +1231,79 @@ class _Events:
 
     def close(self) -> None:
         self._stream.close()
+
+
+def _read_events(stream: Any) -> Iterator[dict[str, Any]]:
+    """The events of botocore's ``EventStream``, as its ``__iter__`` yields them: botocore
+    still reads and checks every frame (prelude, headers, CRCs), but the frequent small
+    events (:func:`_plain_event`: 19 of a short answer's 22) skip its parser's walk of
+    their shapes, a tenth of a stream's CPU; any other message (exceptions included) is
+    botocore's own ``_parse_event``. A stream without those private members (another
+    botocore, a stand-in) is iterated as it is."""
+    frames = getattr(stream, "_event_generator", None)
+    parse = getattr(stream, "_parse_event", None)
+    if frames is None or parse is None:
+        yield from stream
+        return
+    for message in frames:
+        event = _plain_event(message)
+        if event is None:
+            event = parse(message)
+        if event:
+            yield event
+
+
+# The events read without botocore's parser, and their members in the model's order
+# (botocore's parsed dicts follow it); their values are JSON scalars botocore returns as
+# they are (integer and string shapes), bar "delta" (:func:`_plain_delta`). Checked
+# against the model by a canary test.
+_PLAIN_EVENTS = {
+    "messageStart": ("role",),
+    "contentBlockDelta": ("delta", "contentBlockIndex"),
+    "contentBlockStop": ("contentBlockIndex",),
+}
+
+
+def _plain_event(message: Any) -> dict[str, Any] | None:
+    """The event botocore's parser makes of a ``messageStart``, ``contentBlockDelta`` (text
+    or tool input) or ``contentBlockStop`` message (``{"contentBlockDelta": {"delta":
+    {"text": "Hi"}, "contentBlockIndex": 0}}``); None for any other message, or one whose
+    payload is not that plain (then botocore parses it). As botocore's: members with a
+    null value left out, keys outside the model (Bedrock's "p" padding) dropped."""
+    headers = message.headers
+    members = _PLAIN_EVENTS.get(headers.get(":event-type"))
+    if members is None or headers.get(":message-type") != "event":
+        return None
+    try:  # decoded as botocore does (_parse_body_as_json), never as UTF-16 or -32
+        body = json.loads(message.payload.decode("utf-8"))
+    except ValueError:
+        return None
+    if not isinstance(body, dict):
+        return None
+    event: dict[str, Any] = {}
+    for name in members:
+        value = body.get(name)
+        if value is not None and name == "delta":
+            value = _plain_delta(value)
+            if value is None:
+                return None
+        if value is not None:
+            event[name] = value
+    return {headers[":event-type"]: event}
+
+
+def _plain_delta(delta: Any) -> dict[str, Any] | None:
+    """A ContentBlockDelta (a tagged union) as botocore parses it, when it is a text or a
+    tool-input fragment; None otherwise (another member, or not one member exactly:
+    botocore's to judge)."""
+    if not isinstance(delta, dict) or len(delta) != 1:
+        return None
+    if delta.get("text") is not None:
+        return {"text": delta["text"]}
+    use = delta.get("toolUse")
+    if isinstance(use, dict) and set(use) <= {"input"}:
+        return {"toolUse": {"input": use["input"]} if use.get("input") is not None else {}}
+    return None
 
 
 def _close_opened(job: Future[_Events]) -> None:
