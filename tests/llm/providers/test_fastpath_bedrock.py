@@ -350,3 +350,53 @@ def test_canary_the_body_holds_no_member_botocore_rewrites() -> None:
             ".inferenceConfig.topP: float",
         ]
         assert all(f.endswith(": blob") for f in found if f not in others)
+
+
+def test_a_request_botocore_passed_is_not_validated_again(
+    server: MockLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same checked fields are not walked twice; anything the validator would tell
+    apart is validated anew (a tuple where a list passed: botocore's documents take lists
+    only), and what it refused is refused again."""
+    import botocore.validate
+
+    checked: list[Any] = []
+    original = botocore.validate.validate_parameters
+
+    def spy(params: Any, shape: Any) -> None:
+        checked.append(params)
+        original(params, shape)
+
+    monkeypatch.setattr(botocore.validate, "validate_parameters", spy)
+    monkeypatch.setattr(aws, "_VALIDATED", {})
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    listed = [{"name": "w", "description": "W", "parameters": {**schema, "required": ["city"]}}]
+    tupled = [{"name": "w", "description": "W", "parameters": {**schema, "required": ("city",)}}]
+    server.set_default("bedrock", text="fine")
+    with make(server) as llm:
+        for _ in range(2):
+            assert llm.generate("hi", tools=listed)["content"] == "fine"
+        assert len(checked) == 1
+        sent = len(server.requests_for("bedrock"))
+        for _ in range(2):
+            result = llm.generate("hi", tools=tupled)
+            assert result["error"]["type"] == "invalid_request"
+            assert "document parameter required" in result["error"]["message"]
+        assert len(checked) == 3
+        for _ in range(2):
+            result = llm.generate("hi", inferenceConfig={"maxTokens": "many"})
+            assert result["error"]["type"] == "invalid_request"
+        assert len(checked) == 5
+        assert len(server.requests_for("bedrock")) == sent
+        # A value that is not plain JSON (a first message's image) is validated every call.
+        for _ in range(2):
+            assert llm.generate(HISTORY[1:2])["content"] == "fine"
+        assert len(checked) == 7
+
+
+def test_fingerprint() -> None:
+    assert aws._fingerprint({"a": [1]}) == aws._fingerprint({"a": [1]})
+    assert aws._fingerprint({"a": [1]}) != aws._fingerprint({"a": (1,)})
+    assert aws._fingerprint({"a": {1: 2}}) != aws._fingerprint({"a": {"1": 2}})
+    assert aws._fingerprint({"a": 1}) != aws._fingerprint({"a": 1.0})
+    assert aws._fingerprint({"a": b"x"}) is None
