@@ -861,8 +861,8 @@ def _check_native(client: Any, operation: str, kwargs: dict[str, Any]) -> None:
     caller passed are refused with botocore's ParamValidationError, before sending.
 
     What passed once is not walked again (:data:`_VALIDATED`): an agent loop sends the same
-    tools, options and first message every turn, and their walk was a sixth of a short
-    call's CPU on top of boto3's own."""
+    tools, options and first message every turn, and their walk was a quarter of Zerda's
+    own CPU in a short call."""
     from botocore.validate import validate_parameters
 
     shape = client.meta.service_model.operation_model(operation).input_shape
