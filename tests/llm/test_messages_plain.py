@@ -188,7 +188,7 @@ def test_flat_values_get_their_text_when_a_provider_asks() -> None:
         {"role": "assistant", "tool_calls": [{"id": "a", "name": "f", "arguments": arguments}]}
     ]
     checked = check_history(messages)[0]["tool_calls"][0]["arguments"]
-    assert checked == arguments
+    assert checked is arguments  # flat: shared, not copied
     assert json_text(checked) == '{"city": "Paris", "n": 2}'
 
 

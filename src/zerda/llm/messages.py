@@ -523,22 +523,14 @@ def _flat_json(value: dict[str, Any]) -> bool:
 
 
 def _plain_object(value: dict[str, Any]) -> dict[str, Any] | None:
-    """A plain dict as :func:`_checked_json` checks it, or None."""
+    """A plain dict as :func:`_checked_json` checks it, or None when it cannot be sent."""
     if _flat_json(value):
         # Its values immutable, the caller's dict is as safe to share as a copy (no
         # converter mutates a message): no copy, and no text until a provider needs one
         # (Anthropic, Bedrock, Gemini and Ollama send tool-call arguments as objects).
         return value
-    try:
-        # encoded()'s C path, written out: this runs twice per round trip of a history.
-        text = "".join(_C_ENCODER(value, 0)) if _C_ENCODER is not None else _ENCODER.encode(value)
-        if not text.isascii():
-            text.encode("utf-8")
-    except (TypeError, ValueError, RecursionError):  # the full check says why
-        return None
-    checked = JSONObject(value)
-    checked.json = text
-    return checked
+    checked, problem = _checked_json(value)
+    return None if problem else checked
 
 
 def _plain_assistant(message: dict[str, Any], content: Any) -> dict[str, Any] | None:

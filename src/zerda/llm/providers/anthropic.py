@@ -457,9 +457,7 @@ def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
     output = message["content"]
     if type(output) is str:
         content: Any = output
-    elif isinstance(output, list) and is_parts(
-        output
-    ):  # text, image and document blocks may sit inside a tool_result
+    elif is_parts(output):  # text, image and document blocks may sit inside a tool_result
         content = [b for p in output if p["type"] != "cache_point" for b in _map_part(p)]
     else:
         content = tool_output_text(output)
