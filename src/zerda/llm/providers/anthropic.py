@@ -25,7 +25,6 @@ from zerda.llm.base import (
     BaseLLMInterface,
     Request,
     signature_options,
-    tool_output_text,
     without_sdk_retries,
 )
 from zerda.llm.batch import BatchStatus, ItemOutcome
@@ -40,6 +39,7 @@ from zerda.llm.errors import (
     excerpt,
     malformed_response,
 )
+from zerda.llm.messages import json_text
 from zerda.llm.parts import is_parts
 from zerda.llm.providers import _anthropic_post, _batch_anthropic
 from zerda.llm.reasoning import Plan
@@ -282,36 +282,46 @@ def _map_turns(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bo
     of blocks per turn (our own, extended in place); the cache points are applied only
     when the history holds one."""
     out: list[dict[str, Any]] = []
+    unordered: set[int] = set()  # the turns (ids) a merge may have put out of order
     last_role = None
     cached = False
     for message in messages:
-        role = "assistant" if message["role"] == "assistant" else "user"
-        blocks = _map_message(message)
+        role = message["role"]
+        # One mapper per role, looked up rather than dispatched through _map_message:
+        # this loop runs for every message of the history on every request.
+        blocks = _BLOCKS_OF[role](message)
         if not blocks:
             continue
         cached = cached or _CACHE_POINT in blocks
+        if role != "assistant":
+            role = "user"
         if role == last_role:
-            out[-1]["content"] += blocks
+            turn = out[-1]
+            first = _FIRST_IN_TURN[role]
+            if blocks[0]["type"] in first and turn["content"][-1]["type"] not in first:
+                unordered.add(id(turn))
+            turn["content"] += blocks
         else:
             out.append({"role": role, "content": blocks})
             last_role = role
     if cached:
         _apply_cache_points(out)
-    return [_finish_message(m) for m in out if m["content"]], cached
+    return [_finish_message(m, id(m) in unordered) for m in out if m["content"]], cached
 
 
 def _map_message(message: dict[str, Any]) -> list[dict[str, Any]]:
     """One unified message's Anthropic content blocks (a fresh list)."""
-    role = message["role"]
-    if role == "tool":
-        return _map_tool_blocks(message)
-    if role == "assistant":
-        return _map_assistant_blocks(message)
+    return _BLOCKS_OF[message["role"]](message)
+
+
+def _map_user_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A user (or system) message's text or content parts, a cache point after them with
+    ``cache=True``."""
     content = message["content"]
-    if isinstance(content, list):
-        blocks = [b for p in content for b in _map_part(p)]
-    else:
+    if type(content) is str:
         blocks = _text_blocks(content)
+    else:
+        blocks = [b for p in content for b in _map_part(p)]
     return [*blocks, _CACHE_POINT] if message.get("cache_after") else blocks
 
 
@@ -440,11 +450,11 @@ def _copy_thinking(block: dict[str, Any]) -> dict[str, Any]:
 
 def _map_tool_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     """A tool result's block; a cache point in its parts marks the whole result."""
-    block = _map_tool_result(message)
     output = message["content"]
     cached = message.get("cache_after") or (
-        isinstance(output, list) and any(_is_cache_point(p) for p in output) and is_parts(output)
+        type(output) is list and any(_is_cache_point(p) for p in output) and is_parts(output)
     )
+    block = _map_tool_result(message)
     return [block, _CACHE_POINT] if cached else [block]
 
 
@@ -457,10 +467,11 @@ def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
     output = message["content"]
     if type(output) is str:
         content: Any = output
-    elif is_parts(output):  # text, image and document blocks may sit inside a tool_result
+    elif type(output) is list and is_parts(output):
+        # text, image and document blocks may sit inside a tool_result
         content = [b for p in output if p["type"] != "cache_point" for b in _map_part(p)]
     else:
-        content = tool_output_text(output)
+        content = json_text(output)  # the text the history check made, where it made one
     if content:  # an empty output is sent as a result with no content, never as ""
         block["content"] = content
     if message["is_error"]:
@@ -468,17 +479,32 @@ def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
     return block
 
 
-def _finish_message(message: dict[str, Any]) -> dict[str, Any]:
+_BLOCKS_OF: dict[str, Callable[[dict[str, Any]], list[dict[str, Any]]]] = {
+    "user": _map_user_blocks,
+    "system": _map_user_blocks,
+    "assistant": _map_assistant_blocks,
+    "tool": _map_tool_blocks,
+}
+
+
+# The blocks the API wants first in a turn of each role.
+_FIRST_IN_TURN = {"assistant": _THINKING_TYPES, "user": ("tool_result",)}
+
+
+def _finish_message(message: dict[str, Any], merged_out_of_order: bool = True) -> dict[str, Any]:
     """Thinking blocks first in a (merged) assistant turn, tool results first in a user
     turn, as the API requires; a lone text block sent as plain string content. The turn
-    is our own: it is finished in place."""
+    is our own: it is finished in place. Only a merge can put a turn out of order (each
+    message's own blocks come in order): ``merged_out_of_order`` says whether one may have."""
     blocks = message["content"]
     if len(blocks) == 1:
         block = blocks[0]
         if block["type"] == "text" and "cache_control" not in block:
             return {"role": message["role"], "content": block["text"]}
         return message
-    first = _THINKING_TYPES if message["role"] == "assistant" else ("tool_result",)
+    if not merged_out_of_order:
+        return message
+    first = _FIRST_IN_TURN[message["role"]]
     if not _in_order(blocks, first):
         message["content"] = [b for b in blocks if b["type"] in first] + [
             b for b in blocks if b["type"] not in first
