@@ -401,4 +401,8 @@ def test_fingerprint() -> None:
     assert aws._fingerprint({"a": [1]}) != aws._fingerprint({"a": (1,)})
     assert aws._fingerprint({"a": {1: 2}}) != aws._fingerprint({"a": {"1": 2}})
     assert aws._fingerprint({"a": 1}) != aws._fingerprint({"a": 1.0})
-    assert aws._fingerprint({"a": b"x"}) is None
+    assert aws._fingerprint({"a": 1}) != aws._fingerprint({"a": True})
+    assert aws._fingerprint({"a": "1"}) != aws._fingerprint({"a": 1})
+    # Not builtin values of exact types: validated on every call.
+    assert aws._fingerprint({"a": Decimal("1")}) is None
+    assert aws._fingerprint({"a": aws._Source(bytes=b"x")}) is None

@@ -19,6 +19,7 @@ import hashlib
 import itertools
 import json
 import logging
+import marshal
 import math
 import os
 import re
@@ -867,8 +868,8 @@ def _check_native(client: Any, operation: str, kwargs: dict[str, Any]) -> None:
 
     shape = client.meta.service_model.operation_model(operation).input_shape
     params = {k: v for k, v in kwargs.items() if k not in _ZERDA_BUILT}
-    params["messages"] = kwargs.get("messages", [])[:1]
-    key = _fingerprint(params)
+    params["messages"] = sample = kwargs.get("messages", [])[:1]
+    key = _fingerprint(params) if _holds_no_blob(sample) else None
     if key is not None and (shape, key) in _VALIDATED:
         return
     validate_parameters(params, shape)
@@ -883,23 +884,50 @@ _VALIDATED: dict[tuple[Any, bytes], None] = {}
 _VALIDATED_MAX = 256
 
 
-def _not_json(value: Any) -> Any:
-    raise TypeError(type(value).__name__)
-
-
-_FINGERPRINT_ENCODER = json.JSONEncoder(default=_not_json)
-
-
 def _fingerprint(params: dict[str, Any]) -> bytes | None:
-    """A digest telling apart whatever botocore's validator tells apart: the JSON text
-    (exact for the values JSON holds) and the ``repr``, which also tells what JSON writes
-    alike (a tuple and a list, ``1`` and ``"1"`` as keys). None for a request holding
-    other values (bytes, datetimes, objects): those are validated on every call."""
+    """A digest telling apart whatever botocore's validator tells apart: the ``marshal``
+    text (format 2, which writes no back-references, so equal values always write alike)
+    of a request made of builtin values of exact types, which it writes with their types
+    (a tuple and a list, ``1``, ``1.0``, ``True`` and ``"1"``, as values and as keys);
+    None for a request holding anything else (a subclass, a Decimal, an object): those are
+    validated on every call. marshal writes every buffer (bytes, bytearray, memoryview) as
+    bytes, which botocore takes in blob members only: the sample message checked by
+    :func:`_holds_no_blob` has none, and no other field of the request does (a canary test
+    walks the model), so no request holding a buffer passes and none is remembered.
+    Five times cheaper than the JSON text and ``repr`` it replaces."""
     try:
-        text = _FINGERPRINT_ENCODER.encode(params)
-    except (TypeError, ValueError):
+        text = marshal.dumps(params, 2)
+    except ValueError:  # not a builtin value of an exact type, or nested too deep
         return None
-    return hashlib.blake2b(f"{text}\0{params!r}".encode(), digest_size=16).digest()
+    return hashlib.blake2b(text, digest_size=16).digest()
+
+
+# The content blocks with no blob member anywhere below them (checked by a canary test),
+# and the toolResult content blocks likewise: media and redacted reasoning hold bytes.
+_BLOBLESS_BLOCKS = frozenset({"text", "toolUse", "toolResult", "cachePoint"})
+_BLOBLESS_RESULT_BLOCKS = frozenset({"text", "json"})
+
+
+def _holds_no_blob(messages: Any) -> bool:
+    """Whether the messages (the validator's sample) hold only the blocks of
+    :data:`_BLOBLESS_BLOCKS`: no bytes to tell apart from other buffers, and none to copy
+    (an 8 MiB image is validated instead: its walk does not read the bytes)."""
+    for message in messages:
+        content = message.get("content") if type(message) is dict else None
+        if type(content) is not list:
+            return False
+        for block in content:
+            if type(block) is not dict or not block.keys() <= _BLOBLESS_BLOCKS:
+                return False
+            result = block.get("toolResult")
+            if result is None:
+                continue
+            inner = result.get("content") if type(result) is dict else None
+            if type(inner) is not list or not all(
+                type(b) is dict and b.keys() <= _BLOBLESS_RESULT_BLOCKS for b in inner
+            ):
+                return False
+    return True
 
 
 # --- the body encoded once (the fast path) ------------------------------------------------
