@@ -251,6 +251,7 @@ class AWSInterface(BaseLLMInterface):
         )
         if self._checks_native:
             _register_prebuilt(client)
+        _register_reader(client)
         return client
 
     def _make_async_client(self) -> Any:
@@ -1051,6 +1052,175 @@ def _register_prebuilt(client: Any) -> None:
     for operation in _OPERATIONS:
         events.register(f"provide-client-params.bedrock-runtime.{operation}", _take_prebuilt)
         events.register(f"before-call.bedrock-runtime.{operation}", _splice_prebuilt)
+
+
+# --- the response read once ---------------------------------------------------------------
+#
+# botocore's rest-json parser walks a Converse answer member by member against its shapes
+# after json.loads: for a short answer that walk costs six times the decoding. On the
+# clients Zerda builds, a ``before-parse`` handler (botocore's event system, as above)
+# decodes a 200 answer's body itself and builds from it, with readers compiled once from
+# the same output shape, the very dicts botocore's parser returns (members in the model's
+# order, null and unknown keys left out, integers, booleans and floats as its handlers
+# make them, documents as they are); they go in the customized response botocore merges
+# into its own, and the body it then parses is empty (its ResponseMetadata is still its
+# own). An answer holding anything those readers leave to botocore (a blob, a timestamp,
+# a value of another type than the member's, a union that is not one known member, a body
+# that is not a JSON object) is parsed by botocore as it was, errors included.
+
+
+class _NotPlain(Exception):
+    """A value the compiled readers leave to botocore's parser."""
+
+
+_Reader = Callable[[Any], Any]
+
+
+def _read_integer(value: Any) -> Any:
+    if type(value) is not int:  # botocore's int() of a string, a float or a bool
+        raise _NotPlain
+    return value
+
+
+def _read_boolean(value: Any) -> Any:
+    if type(value) is not bool:  # botocore's ensure_boolean of a string
+        raise _NotPlain
+    return value
+
+
+def _read_float(value: Any) -> Any:
+    if type(value) is not float and type(value) is not int:
+        raise _NotPlain
+    return float(value)  # as botocore's _handle_float: an int becomes a float
+
+
+def _read_other(value: Any) -> Any:
+    raise _NotPlain  # blobs (base64-decoded) and timestamps: botocore's
+
+
+def _compile_reader(shape: Any, memo: dict[str, Any]) -> _Reader | None:
+    """The reader of ``shape``'s values, as botocore's RestJSONParser reads them; None for
+    a value botocore returns as it is (strings, documents)."""
+    kind = shape.type_name
+    if kind == "string":
+        return _read_other if shape.serialization.get("jsonvalue") else None
+    if kind in ("integer", "long"):
+        return _read_integer
+    if kind == "boolean":
+        return _read_boolean
+    if kind in ("float", "double"):
+        return _read_float
+    if kind == "list":
+        return _list_reader(_compile_reader(shape.member, memo))
+    if kind == "map":
+        key, value = _compile_reader(shape.key, memo), _compile_reader(shape.value, memo)
+        return _read_other if key is not None else _map_reader(value)
+    if kind != "structure":
+        return _read_other
+    if shape.is_document_type:
+        return None
+    if shape.name in memo:  # a recursive shape: read through its cell
+        cell = memo[shape.name]
+        return lambda value: cell[0](value)
+    memo[shape.name] = cell = []
+    members = tuple(
+        (member.serialization.get("name", name), name, _compile_reader(member, memo))
+        for name, member in shape.members.items()
+    )
+    reader = _union_reader(members) if shape.is_tagged_union else _structure_reader(members)
+    cell.append(reader)
+    return reader
+
+
+def _list_reader(item: _Reader | None) -> _Reader:
+    def read(value: Any) -> Any:
+        if type(value) is not list:
+            raise _NotPlain
+        if item is None:
+            return list(value)
+        return [None if v is None else item(v) for v in value]
+
+    return read
+
+
+def _map_reader(item: _Reader | None) -> _Reader:
+    def read(value: Any) -> Any:
+        if type(value) is not dict:
+            raise _NotPlain
+        return {k: v if item is None else item(v) for k, v in value.items()}
+
+    return read
+
+
+_Members = tuple[tuple[str, str, "_Reader | None"], ...]
+
+
+def _structure_reader(members: _Members) -> _Reader:
+    def read(value: Any) -> Any:
+        if type(value) is not dict:
+            raise _NotPlain
+        out = {}
+        for key, name, reader in members:
+            v = value.get(key)
+            if v is not None:
+                out[name] = v if reader is None else reader(v)
+        return out
+
+    return read
+
+
+def _union_reader(members: _Members) -> _Reader:
+    """A tagged union: one known member set (anything else is botocore's to refuse or to
+    report as SDK_UNKNOWN_MEMBER), read as the structure it also is."""
+    by_key = {key: (name, reader) for key, name, reader in members}
+
+    def read(value: Any) -> Any:
+        if type(value) is not dict:
+            raise _NotPlain
+        tags = [k for k, v in value.items() if v is not None and k != "__type"]
+        if len(tags) != 1 or tags[0] not in by_key:
+            raise _NotPlain
+        name, reader = by_key[tags[0]]
+        v = value[tags[0]]
+        return {name: v if reader is None else reader(v)}
+
+    return read
+
+
+def _response_reader(shape: Any) -> _Reader:
+    """The reader of a whole answer: botocore reads members located in headers or the
+    status code apart from the body (Converse's have none; if one appears, botocore
+    reads it all)."""
+    if any(m.serialization.get("location") for m in shape.members.values()):
+        return _read_other
+    reader = _compile_reader(shape, {})
+    assert reader is not None  # a structure
+    return reader
+
+
+def _read_response(
+    reader: _Reader,
+    response_dict: dict[str, Any],
+    customized_response_dict: dict[str, Any],
+    **_: Any,
+) -> None:
+    """``before-parse``: a 200 answer's members read from its JSON (see above)."""
+    body = response_dict.get("body")
+    if response_dict.get("status_code") != 200 or type(body) is not bytes or not body:
+        return
+    try:  # decoded as botocore's _parse_body_as_json decodes it
+        parsed = reader(json.loads(body.decode("utf-8")))
+    except (ValueError, _NotPlain):
+        return
+    customized_response_dict.update(parsed)
+    response_dict["body"] = b""
+
+
+def _register_reader(client: Any) -> None:
+    """The answer reader of ``converse``, compiled once per client from its model."""
+    shape = client.meta.service_model.operation_model("Converse").output_shape
+    handler = functools.partial(_read_response, _response_reader(shape))
+    client.meta.events.register("before-parse.bedrock-runtime.Converse", handler)
 
 
 def _map_reasoning(plan: Plan | None) -> dict[str, Any]:
