@@ -296,6 +296,7 @@ ODD: dict[str, tuple[int, bytes, bool]] = {
     "an empty union": (200, answer(output={}), False),
     "a list that is not one": (200, answer(output={"message": {"content": "abc"}}), False),
     "a structure that is not one": (200, answer(usage=[1]), False),
+    "deep": (200, b'{"stopReason": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", False),
     "null": (200, b"null", False),
     "a list": (200, b"[]", False),
     "not JSON": (200, b"<html>", False),
@@ -320,8 +321,9 @@ def test_a_float_member_reads_as_botocores_float() -> None:
     reader = aws._compile_reader(Shape("F", {"type": "double"}), {})
     assert reader is not None
     assert (reader(5), type(reader(5))) == (5.0, float)
-    with pytest.raises(aws._NotPlain):
-        reader("5")
+    for odd in ("5", True, 10**400):
+        with pytest.raises(aws._NotPlain):
+            reader(odd)
 
 
 def test_canary_converse_answers_go_through_before_parse(

@@ -1091,7 +1091,10 @@ def _read_boolean(value: Any) -> Any:
 def _read_float(value: Any) -> Any:
     if type(value) is not float and type(value) is not int:
         raise _NotPlain
-    return float(value)  # as botocore's _handle_float: an int becomes a float
+    try:
+        return float(value)  # as botocore's _handle_float: an int becomes a float
+    except OverflowError:  # an int beyond a float: botocore's to raise
+        raise _NotPlain from None
 
 
 def _read_other(value: Any) -> Any:
@@ -1210,7 +1213,7 @@ def _read_response(
         return
     try:  # decoded as botocore's _parse_body_as_json decodes it
         parsed = reader(json.loads(body.decode("utf-8")))
-    except (ValueError, _NotPlain):
+    except Exception:  # noqa: BLE001 - not plain, undecodable, too deep, a float too big: botocore's
         return
     customized_response_dict.update(parsed)
     response_dict["body"] = b""
