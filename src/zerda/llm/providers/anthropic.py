@@ -25,6 +25,7 @@ from zerda.llm.base import (
     BaseLLMInterface,
     Request,
     signature_options,
+    tool_output_text,
     without_sdk_retries,
 )
 from zerda.llm.batch import BatchStatus, ItemOutcome
@@ -39,7 +40,6 @@ from zerda.llm.errors import (
     excerpt,
     malformed_response,
 )
-from zerda.llm.messages import json_text
 from zerda.llm.parts import is_parts
 from zerda.llm.providers import _anthropic_post, _batch_anthropic
 from zerda.llm.reasoning import Plan
@@ -471,7 +471,7 @@ def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
         # text, image and document blocks may sit inside a tool_result
         content = [b for p in output if p["type"] != "cache_point" for b in _map_part(p)]
     else:
-        content = json_text(output)  # the text the history check made, where it made one
+        content = tool_output_text(output)
     if content:  # an empty output is sent as a result with no content, never as ""
         block["content"] = content
     if message["is_error"]:
