@@ -230,6 +230,57 @@ def test_merged_assistant_turns_keep_thinking_first() -> None:
     ]
 
 
+def result(call_id: str, content: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "role": "tool",
+        "tool_call_id": call_id,
+        "name": "f",
+        "content": content,
+        "is_error": False,
+        **extra,
+    }
+
+
+def test_a_merged_user_turn_keeps_tool_results_first() -> None:
+    """A merge is what can put a turn out of order: results merged after text move first,
+    the other blocks keep their order."""
+    messages = [
+        {"role": "user", "content": "Before."},
+        result("a", "1"),
+        {"role": "user", "content": "After."},
+        result("b", "2"),
+    ]
+    assert mod._map_messages(messages) == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "a", "content": "1"},
+                {"type": "tool_result", "tool_use_id": "b", "content": "2"},
+                {"type": "text", "text": "Before."},
+                {"type": "text", "text": "After."},
+            ],
+        }
+    ]
+
+
+def test_results_merged_after_a_cache_point_stay_in_order() -> None:
+    messages = [result("a", "1", cache_after=True), result("b", "2")]
+    assert mod._map_messages(messages) == [
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "a",
+                    "content": "1",
+                    "cache_control": {"type": "ephemeral"},
+                },
+                {"type": "tool_result", "tool_use_id": "b", "content": "2"},
+            ],
+        }
+    ]
+
+
 def test_map_messages_does_not_mutate_input() -> None:
     messages = [
         {"role": "user", "content": "a"},
