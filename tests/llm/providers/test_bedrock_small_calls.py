@@ -116,22 +116,12 @@ def test_fingerprint_tells_apart_what_the_validator_does() -> None:
 
 
 def test_a_buffer_in_the_request_is_validated_every_call(
-    server: MockLLMServer, monkeypatch: pytest.MonkeyPatch
+    server: MockLLMServer, botocore_validations: list[Any]
 ) -> None:
     """marshal writes bytes and a memoryview alike: a request holding either never passes
     the validator outside a blob member, so neither is remembered, and a blob in the
     sample message is validated every call."""
-    import botocore.validate
-
-    checked: list[Any] = []
-    original = botocore.validate.validate_parameters
-
-    def spy(params: Any, shape: Any) -> None:
-        checked.append(params)
-        original(params, shape)
-
-    monkeypatch.setattr(botocore.validate, "validate_parameters", spy)
-    monkeypatch.setattr(aws, "_VALIDATED", {})
+    checked = botocore_validations
     server.set_default("bedrock", text="fine")
     with make(server) as llm:
         for value in (b"x", memoryview(b"x"), b"x"):

@@ -355,22 +355,12 @@ def test_canary_the_body_holds_no_member_botocore_rewrites() -> None:
 
 
 def test_a_request_botocore_passed_is_not_validated_again(
-    server: MockLLMServer, monkeypatch: pytest.MonkeyPatch
+    server: MockLLMServer, botocore_validations: list[Any]
 ) -> None:
     """The same checked fields are not walked twice; anything the validator would tell
     apart is validated anew (a tuple where a list passed: botocore's documents take lists
     only), and what it refused is refused again."""
-    import botocore.validate
-
-    checked: list[Any] = []
-    original = botocore.validate.validate_parameters
-
-    def spy(params: Any, shape: Any) -> None:
-        checked.append(params)
-        original(params, shape)
-
-    monkeypatch.setattr(botocore.validate, "validate_parameters", spy)
-    monkeypatch.setattr(aws, "_VALIDATED", {})
+    checked = botocore_validations
     schema = {"type": "object", "properties": {"city": {"type": "string"}}}
     listed = [{"name": "w", "description": "W", "parameters": {**schema, "required": ["city"]}}]
     tupled = [{"name": "w", "description": "W", "parameters": {**schema, "required": ("city",)}}]
