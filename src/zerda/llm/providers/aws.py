@@ -1437,74 +1437,66 @@ class _Events:
 def _read_events(stream: Any) -> Iterator[dict[str, Any]]:
     """The events of botocore's ``EventStream``, as its ``__iter__`` yields them: botocore
     still reads and checks every frame (prelude, headers, CRCs), but the frequent small
-    events (:func:`_plain_event`: 19 of a short answer's 22) skip its parser's walk of
+    events (:data:`_PLAIN_EVENTS`: 19 of a short answer's 22) skip its parser's walk of
     their shapes, a tenth of a stream's CPU; any other message (exceptions included) is
     botocore's own ``_parse_event``. A stream without those private members (another
     botocore, a stand-in) is iterated as it is."""
     frames = getattr(stream, "_event_generator", None)
     parse = getattr(stream, "_parse_event", None)
-    if frames is None or parse is None:
+    shape = getattr(stream, "_output_shape", None)
+    if frames is None or parse is None or shape is None:
         yield from stream
         return
+    readers = _event_readers(shape)
     for message in frames:
-        event = _plain_event(message)
+        event = _plain_event(message, readers)
         if event is None:
             event = parse(message)
         if event:
             yield event
 
 
-# The events read without botocore's parser, and their members in the model's order
-# (botocore's parsed dicts follow it); their values are JSON scalars botocore returns as
-# they are (integer and string shapes), bar "delta" (:func:`_plain_delta`). Checked
-# against the model by a canary test.
-_PLAIN_EVENTS = {
-    "messageStart": ("role",),
-    "contentBlockDelta": ("delta", "contentBlockIndex"),
-    "contentBlockStop": ("contentBlockIndex",),
-}
+# The events read without botocore's parser: the frequent ones of a short answer.
+_PLAIN_EVENTS = ("messageStart", "contentBlockDelta", "contentBlockStop")
+_EVENT_READERS: dict[int, tuple[Any, dict[str, _Reader]]] = {}
+_EVENT_READERS_MAX = 16
 
 
-def _plain_event(message: Any) -> dict[str, Any] | None:
-    """The event botocore's parser makes of a ``messageStart``, ``contentBlockDelta`` (text
-    or tool input) or ``contentBlockStop`` message (``{"contentBlockDelta": {"delta":
-    {"text": "Hi"}, "contentBlockIndex": 0}}``); None for any other message, or one whose
-    payload is not that plain (then botocore parses it). As botocore's: members with a
-    null value left out, keys outside the model (Bedrock's "p" padding) dropped."""
+def _event_readers(shape: Any) -> dict[str, _Reader]:
+    """The readers of :data:`_PLAIN_EVENTS`' payloads (the answer's readers,
+    :func:`_compile_reader`, for their shapes), compiled once per stream shape; an event
+    with a member botocore reads from a header or as the raw payload has none."""
+    entry = _EVENT_READERS.get(id(shape))
+    if entry is not None and entry[0] is shape:
+        return entry[1]
+    readers: dict[str, _Reader] = {}
+    for name in _PLAIN_EVENTS:
+        event = shape.members.get(name)
+        if event is None or any(m.serialization for m in event.members.values()):
+            continue
+        reader = _compile_reader(event, {})
+        if reader is not None:
+            readers[name] = reader
+    if len(_EVENT_READERS) >= _EVENT_READERS_MAX:
+        _EVENT_READERS.clear()
+    _EVENT_READERS[id(shape)] = (shape, readers)
+    return readers
+
+
+def _plain_event(message: Any, readers: dict[str, _Reader]) -> dict[str, Any] | None:
+    """The event botocore's parser makes of a plain event message (``{"contentBlockDelta":
+    {"delta": {"text": "Hi"}, "contentBlockIndex": 0}}``); None for any other message, or
+    one whose payload the readers leave to botocore (as the answer's: members in the
+    model's order, nulls and keys outside the model, Bedrock's "p" padding, left out)."""
     headers = message.headers
-    members = _PLAIN_EVENTS.get(headers.get(":event-type"))
-    if members is None or headers.get(":message-type") != "event":
+    name = headers.get(":event-type")
+    reader = readers.get(name)
+    if reader is None or headers.get(":message-type") != "event":
         return None
     try:  # decoded as botocore does (_parse_body_as_json), never as UTF-16 or -32
-        body = json.loads(message.payload.decode("utf-8"))
-    except ValueError:
+        return {name: reader(json.loads(message.payload.decode("utf-8")))}
+    except (ValueError, RecursionError, _NotPlain):
         return None
-    if not isinstance(body, dict):
-        return None
-    event: dict[str, Any] = {}
-    for name in members:
-        value = body.get(name)
-        if value is not None and name == "delta":
-            value = _plain_delta(value)
-            if value is None:
-                return None
-        if value is not None:
-            event[name] = value
-    return {headers[":event-type"]: event}
-
-
-def _plain_delta(delta: Any) -> dict[str, Any] | None:
-    """A ContentBlockDelta (a tagged union) as botocore parses it, when it is a text or a
-    tool-input fragment; None otherwise (another member, or not one member exactly:
-    botocore's to judge)."""
-    if not isinstance(delta, dict) or len(delta) != 1:
-        return None
-    if delta.get("text") is not None:
-        return {"text": delta["text"]}
-    use = delta.get("toolUse")
-    if isinstance(use, dict) and set(use) <= {"input"}:
-        return {"toolUse": {"input": use["input"]} if use.get("input") is not None else {}}
-    return None
 
 
 def _close_opened(job: Future[_Events]) -> None:
