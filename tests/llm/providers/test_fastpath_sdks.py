@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import warnings
 from typing import Any
 
@@ -62,6 +63,9 @@ def test_anthropic_sends_what_messages_create_sends() -> None:
     assert result["content"] == "ok"
     assert ours.path == theirs.path == "/v1/messages"
     assert ours.body == theirs.body
+    # Byte for byte what the SDK's encoder writes for these fields in Zerda's order (orjson
+    # wrote them: zerda.llm._body_json).
+    assert ours.raw_body == anthropic._utils._json.openapi_dumps(ours.body)
     assert "é".encode() in ours.raw_body and b", " not in ours.raw_body
     assert json.loads(ours.raw_body)["top_k"] == 3
     skip = {"x-stainless-retry-count", "x-stainless-read-timeout", "content-length"}
@@ -145,15 +149,18 @@ def test_anthropic_clients_that_route_by_body_get_the_body_as_json() -> None:
     assert "content" not in args
 
 
-def test_anthropic_a_value_that_is_not_plain_json_goes_as_body() -> None:
+@pytest.mark.parametrize("value", [{1, 2}, math.nan], ids=["a set", "NaN"])
+def test_anthropic_a_value_that_is_not_plain_json_goes_as_body(value: Any) -> None:
+    """orjson would write NaN as null: the body goes to the SDK's encoder, which refuses it."""
     import anthropic
 
     from zerda.llm.providers import _anthropic_post
 
     client = anthropic.Anthropic(api_key="k", base_url="http://127.0.0.1:9")
-    kwargs = {"model": "m", "messages": [], "max_tokens": 1, "metadata": {"user_id": {1, 2}}}
+    kwargs = {"model": "m", "messages": [], "max_tokens": 1, "metadata": {"user_id": value}}
     args = _anthropic_post.post_arguments(anthropic, client, kwargs, is_async=False)
-    assert args["body"]["metadata"] == {"user_id": {1, 2}}  # the SDK's encoder decides
+    assert "content" not in args
+    assert args["body"]["metadata"]["user_id"] is value  # the SDK's encoder decides
 
 
 def test_anthropic_warns_for_a_deprecated_model_as_create_does() -> None:
@@ -219,6 +226,9 @@ def test_mistral_sends_what_chat_complete_sends() -> None:
     assert result["content"] == "ok"
     assert ours.path == theirs.path
     assert ours.body == theirs.body
+    assert (
+        ours.raw_body == json.dumps(ours.body, ensure_ascii=False, separators=(",", ":")).encode()
+    )
     assert {k: v for k, v in ours.headers.items() if k != "content-length"} == {
         k: v for k, v in theirs.headers.items() if k != "content-length"
     }

@@ -22,10 +22,10 @@ canary tests in tests/llm/providers/test_fastpath_anthropic.py.
 
 from __future__ import annotations
 
-import json
 import warnings
 from typing import Any
 
+from zerda.llm._body_json import encode_body
 from zerda.llm.base import signature_options
 
 # The path every Anthropic client posts Messages to (the cloud clients rewrite it).
@@ -43,13 +43,6 @@ _HEADER_PARAMETERS = {
     "user_profile_id": "anthropic-user-profile-id",
     "workspace_id": "anthropic-workspace-id",
 }
-
-# The SDK's own encoder settings (anthropic/_utils/_json.py): the same bytes create() sends.
-# No circular check: the body is Zerda's own, built fresh from a checked history (which
-# refuses cycles), so the C encoder need not track every container it enters.
-_ENCODER = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
-)
 
 _CREATE_PARAMETERS: dict[int, frozenset[str] | None] = {}
 
@@ -139,14 +132,12 @@ def _sends_bytes(sdk: Any, client: Any, is_async: bool) -> bool:
 
 
 def _encoded(body: dict[str, Any], options: dict[str, Any]) -> bytes | None:
-    """The body (``extra_body`` merged in, as the SDK merges it) as JSON bytes; None when a
-    value is not plain JSON (the SDK's own encoder then takes it as ``body=``)."""
+    """The body (``extra_body`` merged in, as the SDK merges it) as the JSON bytes the
+    SDK's encoder writes (anthropic/_utils/_json.py's settings: :mod:`zerda.llm._body_json`);
+    None when a value is not plain JSON (the SDK's own encoder then takes it as ``body=``)."""
     extra = options.get("extra_json")
     merged = {**body, **extra} if isinstance(extra, dict) else body
-    try:
-        return _ENCODER.encode(merged).encode("utf-8")
-    except (TypeError, ValueError, UnicodeEncodeError):
-        return None
+    return encode_body(merged)
 
 
 def post_arguments(

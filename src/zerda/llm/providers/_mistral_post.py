@@ -21,6 +21,7 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from zerda.llm._body_json import encode_body
 from zerda.llm.base import signature_options
 from zerda.llm.errors import excerpt, malformed_response
 
@@ -29,11 +30,6 @@ _REQUEST_OPTIONS = ("retries", "server_url", "timeout_ms", "http_headers")
 _PATHS = {False: "/v1/chat/completions", True: "/v1/chat/completions#stream"}
 _OPERATIONS = {False: "chat_completion_v1_chat_completions_post", True: "stream_chat"}
 _RETRIED = ["429", "500", "502", "503", "504"]  # as chat.complete() retries them
-# The JSON the SDK sends (compact, UTF-8), encoded in one C call.
-# No circular check: the body is Zerda's own, built fresh from a checked history.
-_ENCODER = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
-)
 
 _PARAMETERS: dict[bool, frozenset[str] | None] = {}
 
@@ -59,10 +55,11 @@ def split(kwargs: dict[str, Any], stream: bool) -> tuple[dict[str, Any], dict[st
     body = {k: v for k, v in kwargs.items() if k not in _REQUEST_OPTIONS}
     body["stream"] = stream
     options = {k: v for k, v in kwargs.items() if k in _REQUEST_OPTIONS}
-    try:
-        options["content"] = _ENCODER.encode(body).encode("utf-8")
-    except (TypeError, ValueError, UnicodeEncodeError):
+    # The JSON the SDK sends (compact, UTF-8): zerda.llm._body_json.
+    content = encode_body(body)
+    if content is None:
         return None
+    options["content"] = content
     return body, options
 
 
