@@ -1,10 +1,10 @@
 """A request body as the JSON bytes the SDKs write, written by orjson when it is installed.
 
-Anthropic's and Mistral's fast paths post Zerda's body as bytes (issue 12). The SDKs
-encode with ``json.dumps(ensure_ascii=False, separators=(",", ":"), allow_nan=False)``;
-at 1,000 tool round trips (a 390 KB body) that is 5.6 ms of CPU per call, a fifth of the
-whole call, where orjson (https://github.com/ijl/orjson) writes the same bytes in 0.4 ms.
-orjson comes with the ``anthropic`` and ``mistral`` extras; without it the standard
+Anthropic's, Mistral's and Ollama's requests post Zerda's body as bytes (issue 12). Their
+SDKs (httpx for Ollama) encode with ``json.dumps(ensure_ascii=False, separators=(",", ":"),
+allow_nan=False)``; at 1,000 tool round trips (a 390 KB body) that is 5.6 ms of CPU per
+call, a fifth of the whole call, where orjson (https://github.com/ijl/orjson) writes the
+same bytes in 0.4 ms. orjson comes with those providers' extras; without it the standard
 encoder writes the body, as before.
 
 The two differ on what they accept, and Zerda keeps the standard encoder's rules:

@@ -88,6 +88,71 @@ TIME = {
 }
 
 
+# --- the request on the wire ------------------------------------------------------------
+
+
+def _sent_by_json(server: MockLLMServer, llm: OllamaInterface, stream: bool) -> Any:
+    """What httpx sends for the same body given as ``json=`` (the SDK's own way)."""
+    native = llm._native_request(HISTORY_EN, {"tools": TOOLS})
+    http = llm.client._client
+    with http.stream("POST", "/api/chat", json={**native, "stream": stream}) as response:
+        response.read()
+    return server.last_request("ollama")
+
+
+HISTORY_EN = [{"role": "user", "content": "Wetter in Zürich? 😀"}]
+
+
+@pytest.mark.parametrize("how", ["generate", "generate_async", "stream"])
+async def test_the_request_is_what_json_body_sends(server: MockLLMServer, how: str) -> None:
+    """The bytes (orjson's: zerda.llm._body_json), the URL and the headers of httpx's
+    ``json=body``, which Zerda no longer asks httpx to encode and merge on every call."""
+    llm = make(server)
+    server.set_default("ollama", text="ok")
+    if how == "generate":
+        llm.generate(HISTORY_EN, tools=TOOLS)
+    elif how == "generate_async":
+        await llm.generate_async(HISTORY_EN, tools=TOOLS)
+    else:
+        assert "".join(e.get("text", "") for e in llm.stream(HISTORY_EN, tools=TOOLS)) == "ok"
+    ours = server.last_request("ollama")
+    theirs = _sent_by_json(server, llm, stream=how == "stream")
+    assert ours.raw_body == theirs.raw_body
+    assert "Zürich".encode() in ours.raw_body
+    assert (ours.method, ours.path, ours.headers) == (theirs.method, theirs.path, theirs.headers)
+
+
+def test_the_chat_url_is_merged_as_httpx_merges_it_and_follows_the_base_url() -> None:
+    http = httpx.Client(base_url="http://127.0.0.1:9/behind/a/proxy")
+    assert provider._chat_url(http) == http._merge_url("/api/chat")
+    assert str(provider._chat_url(http)) == "http://127.0.0.1:9/behind/a/proxy/api/chat"
+    http.base_url = "http://127.0.0.1:8"
+    assert str(provider._chat_url(http)) == "http://127.0.0.1:8/api/chat"
+
+
+@pytest.mark.parametrize("given", [None, "application/json; charset=utf-8"])
+def test_the_content_type_is_the_one_json_body_gets(given: str | None) -> None:
+    """httpx's ``json=`` sets application/json unless the client sets its own."""
+    http = httpx.Client(
+        base_url="http://127.0.0.1:9", headers={"Content-Type": given} if given else {}
+    )
+    args = provider._send_args(http, {"model": "m", "messages": []}, {})
+    ours = http.build_request("POST", **args)
+    theirs = http.build_request("POST", "/api/chat", json={"model": "m", "messages": []})
+    assert (
+        ours.headers["content-type"]
+        == theirs.headers["content-type"]
+        == (given or "application/json")
+    )
+    assert (ours.url, ours.content) == (theirs.url, theirs.content)
+
+
+def test_a_body_that_is_not_plain_json_goes_as_json_for_httpx_to_refuse() -> None:
+    http = httpx.Client(base_url="http://127.0.0.1:9")
+    args = provider._send_args(http, {"model": "m", "format": {"x": {1}}}, {"timeout": 3})
+    assert args == {"url": "/api/chat", "json": {"model": "m", "format": {"x": {1}}}, "timeout": 3}
+
+
 # --- construction -------------------------------------------------------------------------
 
 
