@@ -50,7 +50,7 @@ DESCRIPTION = (
     "what was allocated before (the image's own bytes are in neither figure); the "
     "mock runs with `strict=False`, as Anthropic (5 MB) and Bedrock (3.75 MB) refuse "
     "images this large. CPU is the client's `time.process_time()` for one send (the "
-    "best of 3, untraced). Goal: "
+    "best of 9, untraced). Goal: "
     f"at most {GOAL}x the raw SDK's peak and one base64 encoding by Zerda. Encodings "
     "count `base64.b64encode` calls on 1 MiB or more, by caller. Zerda's extra "
     "10.7 MiB, where there is one, is the part's base64 text, which the history "
@@ -196,7 +196,7 @@ def measure(provider: str, side: str, port: int) -> dict[str, Any]:
     send(tiny)
     png = payload()
     cpu = []
-    for _ in range(3):  # CPU first, untraced (tracemalloc slows every allocation down)
+    for _ in range(9):  # CPU first, untraced (tracemalloc slows every allocation down)
         start = time.process_time()
         send(png)
         cpu.append(time.process_time() - start)

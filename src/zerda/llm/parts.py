@@ -148,6 +148,12 @@ class Base64Text(str):
     raw: bytes
 
 
+class DataURL(str):
+    """A part's ``data:`` URL (``data:<media type>;base64,<text>``), as the OpenAI-shaped
+    APIs take it: a ``str`` in every respect, whose type, like :class:`Base64Text`'s, marks
+    a payload's text, which :mod:`zerda.llm._body_json` leaves to the standard encoder."""
+
+
 def encode(raw: bytes | bytearray | memoryview) -> Base64Text:
     """The one base64 encoding of a payload: histories hold the text, and every provider's
     mapping reuses it (or its bytes)."""

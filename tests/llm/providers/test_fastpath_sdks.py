@@ -63,7 +63,7 @@ def test_anthropic_sends_what_messages_create_sends() -> None:
     assert result["content"] == "ok"
     assert ours.path == theirs.path == "/v1/messages"
     assert ours.body == theirs.body
-    # Byte for byte what the SDK's encoder writes for these fields in Zerda's order (orjson
+    # Byte for byte what the SDK's encoder writes for these fields in Zerda's order (msgspec
     # wrote them: zerda.llm._body_json).
     assert ours.raw_body == anthropic._utils._json.openapi_dumps(ours.body)
     assert "é".encode() in ours.raw_body and b", " not in ours.raw_body
@@ -151,7 +151,7 @@ def test_anthropic_clients_that_route_by_body_get_the_body_as_json() -> None:
 
 @pytest.mark.parametrize("value", [{1, 2}, math.nan], ids=["a set", "NaN"])
 def test_anthropic_a_value_that_is_not_plain_json_goes_as_body(value: Any) -> None:
-    """orjson would write NaN as null: the body goes to the SDK's encoder, which refuses it."""
+    """msgspec would write NaN as null: the body goes to the SDK's encoder, which refuses it."""
     import anthropic
 
     from zerda.llm.providers import _anthropic_post

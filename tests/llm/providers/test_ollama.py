@@ -105,7 +105,7 @@ HISTORY_EN = [{"role": "user", "content": "Wetter in Zürich? 😀"}]
 
 @pytest.mark.parametrize("how", ["generate", "generate_async", "stream"])
 async def test_the_request_is_what_json_body_sends(server: MockLLMServer, how: str) -> None:
-    """The bytes (orjson's: zerda.llm._body_json), the URL and the headers of httpx's
+    """The bytes (msgspec's: zerda.llm._body_json), the URL and the headers of httpx's
     ``json=body``, which Zerda no longer asks httpx to encode and merge on every call."""
     llm = make(server)
     server.set_default("ollama", text="ok")

@@ -36,7 +36,7 @@ from zerda.llm.errors import (
     excerpt,
     malformed_response,
 )
-from zerda.llm.parts import is_parts, text_of
+from zerda.llm.parts import DataURL, is_parts, text_of
 from zerda.llm.providers import _batch_openai
 from zerda.llm.reasoning import Plan
 from zerda.llm.tools import (
@@ -75,7 +75,7 @@ def data_url(part: dict[str, Any]) -> str:
     """An inline part as the ``data:`` URL these APIs take, or its URL."""
     if "url" in part:
         return str(part["url"])
-    return f"data:{part['media_type']};base64,{part['data']}"
+    return DataURL(f"data:{part['media_type']};base64,{part['data']}")
 
 
 # input_audio.format: https://platform.openai.com/docs/api-reference/chat/create
