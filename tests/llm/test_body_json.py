@@ -9,6 +9,8 @@ import datetime
 import enum
 import json
 import math
+import subprocess
+import sys
 import tracemalloc
 import uuid
 from typing import Any
@@ -122,7 +124,7 @@ def test_values_the_two_encoders_treat_apart_are_written_as_the_standard_one_wri
 def test_msgspec_writes_the_body_when_it_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fast encoder is the one used (the standard one writes only the small rest)."""
     calls: list[Any] = []
-    fast = _body_json._FAST
+    fast = _body_json._fast_encoder()
     spy = type("Spy", (), {"encode": staticmethod(lambda v: calls.append(v) or fast.encode(v))})
     monkeypatch.setattr(_body_json, "_FAST", spy)
     value = body(system="s")
@@ -197,3 +199,17 @@ def test_the_body_is_not_changed(encoder: str) -> None:
     before = json.dumps(value, sort_keys=True, default=str)
     _body_json.encode_body(value)
     assert json.dumps(value, sort_keys=True, default=str) == before
+
+
+def test_msgspec_is_imported_with_the_first_body_not_with_the_provider_modules() -> None:
+    code = (
+        "import sys\n"
+        "import zerda.llm.providers.anthropic, zerda.llm.providers.mistral\n"
+        "import zerda.llm.providers.ollama\n"
+        "assert 'msgspec' not in sys.modules, 'imported with the modules'\n"
+        "from zerda.llm import _body_json\n"
+        "assert _body_json.encode_body({'messages': []}) == b'{\"messages\":[]}'\n"
+        "assert 'msgspec' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -35,11 +35,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-try:
-    import msgspec as _msgspec
-except ImportError:  # pragma: no cover - msgspec ships with the extras that use this module
-    _msgspec = None  # type: ignore[assignment]
-
 # No circular check: a body is Zerda's own, built fresh from a checked history (which
 # refuses cycles), so the C encoder need not track every container it enters.
 _ENCODER = json.JSONEncoder(
@@ -48,11 +43,26 @@ _ENCODER = json.JSONEncoder(
 _STANDARD_REFUSALS = (TypeError, ValueError, UnicodeEncodeError)
 
 
-# No hook: msgspec refuses what it does not write itself (str subclasses among them).
-_FAST = _msgspec.json.Encoder() if _msgspec is not None else None
-_FAST_REFUSALS = (
-    (*_STANDARD_REFUSALS, RecursionError, _msgspec.EncodeError) if _msgspec is not None else ()
-)
+_UNLOADED: Any = object()
+_FAST: Any = _UNLOADED  # msgspec's encoder once loaded; None without msgspec
+_FAST_REFUSALS: tuple[type[BaseException], ...] = ()
+
+
+def _fast_encoder() -> Any:
+    """msgspec's JSON encoder, imported with the first body, not with the provider modules
+    (about 45 ms alone, 4-5 ms after an SDK's import: ``import zerda`` stays light); None
+    without msgspec. No hook: msgspec refuses what it does not write itself (str
+    subclasses among them)."""
+    global _FAST, _FAST_REFUSALS
+    if _FAST is _UNLOADED:
+        try:
+            import msgspec
+        except ImportError:  # pragma: no cover - msgspec ships with the extras using this
+            _FAST = None
+        else:
+            _FAST_REFUSALS = (*_STANDARD_REFUSALS, RecursionError, msgspec.EncodeError)
+            _FAST = msgspec.json.Encoder()
+    return _FAST
 
 
 def standard(value: Any) -> bytes | None:
@@ -67,12 +77,13 @@ def encode_body(body: dict[str, Any], checked: str = "messages") -> bytes | None
     """``body`` as the SDKs' JSON bytes; None when the standard encoder refuses a value
     (the caller then hands the body to the SDK's own encoder, which says what is wrong).
     ``body[checked]`` holds only values the history check let through."""
-    if _FAST is None:
+    fast = _FAST if _FAST is not _UNLOADED else _fast_encoder()
+    if fast is None:
         return standard(body)
     rest = {key: value for key, value in body.items() if key != checked}
     if standard(rest) is None:
         return None
     try:
-        return _FAST.encode(body)
+        return fast.encode(body)  # type: ignore[no-any-return]
     except _FAST_REFUSALS:
         return standard(body)
