@@ -104,7 +104,7 @@ def _documented_kwargs(provider: str, native: dict[str, Any]) -> dict[str, Any]:
     if provider == "gemini":
         from google.genai import types
 
-        from zerda.llm.providers._gemini_sdk import sdk_kwargs
+        from zerda.llm.wires.gemini.sdk import sdk_kwargs
 
         kwargs = sdk_kwargs(native["model"], native["body"])
         afc = {"automatic_function_calling": types.AutomaticFunctionCallingConfig(disable=True)}

@@ -23,7 +23,7 @@ def gemini_wire_oracle(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
             yield
             return
     from tests.llm.providers import gemini_oracle
-    from zerda.llm.providers.gemini import GeminiInterface
+    from zerda.llm.wires.gemini.interface import GeminiInterface
 
     build = GeminiInterface._build_request
 

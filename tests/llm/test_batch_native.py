@@ -254,7 +254,8 @@ def test_canary_google_genai_converts_file_lines_as_inline_requests(
     # _batch_gemini._rest_request relies on google-genai's private
     # batches._InlinedRequest_to_mldev and _common helpers: each file line's request must be
     # what the public inline path sends.
-    from zerda.llm.providers import _batch_gemini, gemini
+    from zerda.llm.providers import gemini
+    from zerda.llm.wires.gemini import batch as _batch_gemini
 
     llm = make(server, "gemini")
     items = [
@@ -275,7 +276,7 @@ def test_canary_google_genai_converts_file_lines_as_inline_requests(
 def test_gemini_goes_to_a_file_past_the_inline_limit(
     server: MockLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from zerda.llm.providers import _batch_gemini
+    from zerda.llm.wires.gemini import batch as _batch_gemini
 
     monkeypatch.setattr(_batch_gemini, "INLINE_LIMIT", 100)  # bytes; the API's is 20 MB
     results = make(server, "gemini").batch(TWO).wait(poll_interval=0)
@@ -393,7 +394,7 @@ def test_bedrock_media_bytes_travel_as_base64(server: MockLLMServer) -> None:
 
 
 def test_bedrock_output_blobs_map_as_a_converse_response_does(server: MockLLMServer) -> None:
-    from zerda.llm.providers import _batch_bedrock
+    from zerda.llm.wires.bedrock import batch as _batch_bedrock
 
     llm = make(server, "bedrock")
     response = {
@@ -646,7 +647,7 @@ def test_mock_answers_an_invalid_bedrock_record_with_the_apis_error(server: Mock
 
 
 def test_gemini_counts_media_bytes_as_base64_toward_the_inline_limit() -> None:
-    from zerda.llm.providers import _batch_gemini
+    from zerda.llm.wires.gemini import batch as _batch_gemini
 
     assert _batch_gemini._json_size(b"x" * 300) == 400
     assert _batch_gemini._json_size({"parts": [{"text": "hi"}]}) == len(

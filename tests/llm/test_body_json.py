@@ -204,8 +204,8 @@ def test_the_body_is_not_changed(encoder: str) -> None:
 def test_msgspec_is_imported_with_the_first_body_not_with_the_provider_modules() -> None:
     code = (
         "import sys\n"
-        "import zerda.llm.providers.anthropic, zerda.llm.providers.mistral\n"
-        "import zerda.llm.providers.ollama\n"
+        "import zerda.llm.wires.anthropic.interface, zerda.llm.wires.mistral.interface\n"
+        "import zerda.llm.wires.ollama.interface\n"
         "assert 'msgspec' not in sys.modules, 'imported with the modules'\n"
         "from zerda.llm import _body_json\n"
         "assert _body_json.encode_body({'messages': []}) == b'{\"messages\":[]}'\n"

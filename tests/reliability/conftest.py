@@ -63,10 +63,10 @@ _BACKOFF_CONSTANTS = (
     ("groq._base_client", "INITIAL_RETRY_DELAY"),
     ("anthropic._base_client", "INITIAL_RETRY_DELAY"),
     ("zerda.llm._retry", "INITIAL_RETRY_DELAY"),
-    ("zerda.llm.providers.ollama", "INITIAL_RETRY_DELAY"),
-    ("zerda.llm.providers.gemini", "INITIAL_RETRY_DELAY"),
-    ("zerda.llm.providers.mistral", "_BACKOFF_START"),
-    ("zerda.llm.providers.mistral", "INITIAL_RETRY_DELAY"),
+    ("zerda.llm.wires.ollama.interface", "INITIAL_RETRY_DELAY"),
+    ("zerda.llm.wires.gemini.interface", "INITIAL_RETRY_DELAY"),
+    ("zerda.llm.wires.mistral.interface", "_BACKOFF_START"),
+    ("zerda.llm.wires.mistral.interface", "INITIAL_RETRY_DELAY"),
 )
 
 

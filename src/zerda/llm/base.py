@@ -240,6 +240,14 @@ def _check_arguments(
         raise TypeError(f"{owner}: raise_errors must be True or False, not {raise_errors!r}")
 
 
+def _fast_path_setting(owner: str, fast_path: Any) -> bool:
+    if fast_path is None:
+        return os.environ.get("ZERDA_FAST_PATH", "1").strip().lower() not in ("0", "false", "off")
+    if not isinstance(fast_path, bool):
+        raise TypeError(f"{owner}: fast_path must be True, False or None, not {fast_path!r}")
+    return fast_path
+
+
 def _secret_text(value: Any) -> Any:
     """A secret option's text: the option itself, or the access token of a credentials
     object (google.auth credentials keep theirs in ``.token``)."""
@@ -348,6 +356,7 @@ class BaseLLMInterface(abc.ABC):
         client: Any = None,
         raise_errors: bool = False,
         rate_limit: Mapping[str, float] | RateLimiter | None = None,
+        fast_path: bool | None = None,
         **options: Any,
     ) -> None:
         own = getattr(type(self), "spec", None)
@@ -380,6 +389,9 @@ class BaseLLMInterface(abc.ABC):
         self.timeout = None if timeout is None else float(timeout)
         self.max_retries = max_retries
         self.raise_errors = raise_errors
+        # False: every request goes through the SDK's documented call (DESIGN §22), never
+        # the wire's fast path; None: ZERDA_FAST_PATH decides ("0" turns them all off).
+        self.fast_path = _fast_path_setting(type(self).__name__, fast_path)
         _ratelimit.check_setting(rate_limit)
         self.rate_limit = rate_limit
         self._rate_limiter: RateLimiter | None = None

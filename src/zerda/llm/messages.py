@@ -12,9 +12,9 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from zerda.llm._traits import PART_TYPES
 from zerda.llm.errors import InvalidRequestError
 from zerda.llm.parts import check_parts, is_parts, text_of
-from zerda.llm.registry import PART_TYPES
 
 ROLES = ("system", "user", "assistant", "tool")
 NOT_EXECUTED = "not executed"  # the content of the result repair=True gives an orphaned call

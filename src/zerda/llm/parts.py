@@ -25,8 +25,8 @@ from collections.abc import Iterable
 from pathlib import PurePath
 from typing import Any
 
+from zerda.llm._traits import PART_TYPES, Media
 from zerda.llm.errors import InvalidRequestError
-from zerda.llm.registry import PART_TYPES, Media
 
 MEDIA_PARTS = ("image", "document", "audio", "file")
 _PLAIN = ("text", "cache_point")

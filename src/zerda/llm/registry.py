@@ -15,92 +15,18 @@ from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+# The vocabulary is the core's; kept importable from here.
+from zerda.llm._traits import (  # noqa: F401 - re-exported
+    NAME_64,
+    PART_TYPES,
+    TOOL_CHOICES,
+    Media,
+    Traits,
+    frozen_map,
+)
+
 if TYPE_CHECKING:
     from zerda.llm.base import BaseLLMInterface
-
-PART_TYPES = ("text", "image", "document", "audio", "file", "cache_point")
-TOOL_CHOICES = frozenset({"auto", "none", "required", "name"})
-
-# The common rule of OpenAI, Groq, Mistral, Anthropic and Bedrock function names
-# (https://platform.openai.com/docs/api-reference/chat/create#chat-create-tools,
-# https://docs.anthropic.com/en/docs/build-with-claude/tool-use).
-NAME_64 = r"[a-zA-Z0-9_-]{1,64}"
-
-
-def _frozen(mapping: Mapping[str, tuple[str, ...]]) -> Mapping[str, tuple[str, ...]]:
-    return MappingProxyType(dict(mapping))
-
-
-@dataclass(frozen=True)
-class Media:
-    """What one place of a request (user messages, or tool results) accepts.
-
-    ``parts``: the part types (DESIGN §4a) besides text; ``media_types``: per part type, the
-    media types accepted (``"*"`` any); ``urls``: part types that may be given as a URL the
-    provider fetches; ``uris``: URI schemes of provider-hosted files (``"gs"``, ``"s3"``,
-    ``"file-id"`` for OpenAI file ids, ``"files-api"`` for Gemini file URIs).
-    """
-
-    parts: frozenset[str] = frozenset()
-    media_types: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: _frozen({}))
-    urls: frozenset[str] = frozenset()
-    uris: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True)
-class Traits:
-    """The rules a provider imposes on requests and what it can do, checked in one place.
-
-    - ``tool_name``: regular expression a tool name must match in full.
-    - ``tool_id``: the id rule applied to history tool calls (see :mod:`zerda.llm._ids`).
-    - ``user`` / ``tool_results``: the content parts each accepts (:class:`Media`).
-    - ``tool_media``: whether tool results carry media natively; where they cannot, media
-      from tools travel in one user message after that turn's results.
-    - ``reasoning``: the name of the reasoning mapping (None: no reasoning control).
-    - ``structured_output``: the structured-output modes, best first (``native``, ``tool``).
-    - ``json_mode``: native output can be "any JSON" (``response_format="json"``); else
-      "json" travels in tool mode.
-    - ``native_output_with_tools``: regular expression (searched in the model name) of the
-      models whose native structured output combines with tools; for the others a call
-      with tools carries the answer in a tool.
-    - ``strict_output_models``: regular expression of the models whose native schema is
-      sent strict (made strict by :mod:`zerda.llm._strict_schema`); others get it as given.
-    - ``no_native_output``: regular expression of the models known to lack native
-      structured output: their answers travel in a tool.
-    - ``cache_points``: explicit prompt-cache points are honoured (else caching is automatic
-      or absent, and cache points are ignored).
-    - ``tool_choice``: the tool_choice values it enforces (``name``: a named tool).
-    - ``parallel_tool_calls``: ``parallel_tool_calls=False`` can be sent.
-    - ``stop_sequences``: ``stop=`` can be sent (the Responses API has no such field).
-    - ``max_tokens_field``: the request field ``max_tokens`` is sent as, where a service
-      differs from its class (None: the class's own).
-    - ``tool_choice_required``: what ``tool_choice="required"`` is sent as, where a service
-      differs from its class (None: the class's own).
-    - ``batch``: the batch API ``llm.batch`` maps (``openai``: files + /v1/batches, also
-      Groq's; ``anthropic``: Message Batches; ``mistral``: a file + /v1/batch/jobs;
-      ``gemini``: batchGenerateContent, inline or from a file; ``bedrock``: a model
-      invocation job on S3); None: ``batch`` is refused before anything is sent.
-    """
-
-    tool_name: str = NAME_64
-    tool_name_rule: str = "1-64 characters: letters, digits, '_' and '-'"
-    tool_id: str = "keep"
-    user: Media = field(default_factory=Media)
-    tool_results: Media = field(default_factory=Media)
-    tool_media: bool = False
-    reasoning: str | None = None
-    structured_output: tuple[str, ...] = ("tool",)
-    json_mode: bool = True
-    native_output_with_tools: str = ""
-    strict_output_models: str = ""
-    no_native_output: str = ""
-    cache_points: bool = False
-    tool_choice: frozenset[str] = TOOL_CHOICES
-    parallel_tool_calls: bool = False
-    stop_sequences: bool = True
-    max_tokens_field: str | None = None
-    tool_choice_required: str | None = None
-    batch: str | None = None
 
 
 @dataclass(frozen=True)
@@ -166,7 +92,7 @@ _OPENAI_AUDIO = ("audio/wav", "audio/mpeg")
 
 _OPENAI = ProviderSpec(
     name="openai",
-    cls="zerda.llm.providers.openai:OpenAIInterface",
+    cls="zerda.llm.wires.openai.interface:OpenAIInterface",
     extra="openai",
     sdk_module="openai",
     sdk_package="openai",
@@ -181,7 +107,7 @@ _OPENAI = ProviderSpec(
         # input_audio (wav, mp3). Tool messages take text only.
         user=Media(
             parts=frozenset({"image", "document", "audio", "file"}),
-            media_types=_frozen(
+            media_types=frozen_map(
                 {"image": _IMAGES, "document": ("application/pdf",), "audio": _OPENAI_AUDIO}
             ),
             urls=frozenset({"image"}),
@@ -199,7 +125,7 @@ _OPENAI = ProviderSpec(
 
 _RESPONSES_MEDIA = Media(
     parts=frozenset({"image", "document", "file"}),
-    media_types=_frozen({"image": _IMAGES, "document": ("application/pdf",)}),
+    media_types=frozen_map({"image": _IMAGES, "document": ("application/pdf",)}),
     urls=frozenset({"image", "document"}),
     uris=frozenset({"file-id"}),
 )
@@ -207,7 +133,7 @@ _RESPONSES_MEDIA = Media(
 _OPENAI_RESPONSES = ProviderSpec(
     name="openai-responses",
     aliases=("responses",),
-    cls="zerda.llm.providers.openai_responses:OpenAIResponsesInterface",
+    cls="zerda.llm.wires.openai_responses.interface:OpenAIResponsesInterface",
     extra="openai",
     sdk_module="openai",
     sdk_package="openai",
@@ -237,7 +163,7 @@ _OPENAI_RESPONSES = ProviderSpec(
 
 _GROQ = ProviderSpec(
     name="groq",
-    cls="zerda.llm.providers.groq:GroqInterface",
+    cls="zerda.llm.wires.groq.interface:GroqInterface",
     extra="groq",
     sdk_module="groq",
     sdk_package="groq",
@@ -250,7 +176,7 @@ _GROQ = ProviderSpec(
         # https://console.groq.com/docs/vision: image_url only, data URI or URL.
         user=Media(
             parts=frozenset({"image"}),
-            media_types=_frozen({"image": _IMAGES}),
+            media_types=frozen_map({"image": _IMAGES}),
             urls=frozenset({"image"}),
         ),
         reasoning="groq",
@@ -267,7 +193,7 @@ _GROQ = ProviderSpec(
 
 _MISTRAL = ProviderSpec(
     name="mistral",
-    cls="zerda.llm.providers.mistral:MistralInterface",
+    cls="zerda.llm.wires.mistral.interface:MistralInterface",
     extra="mistral",
     sdk_module="mistralai.client",
     sdk_package="mistralai",
@@ -282,7 +208,7 @@ _MISTRAL = ProviderSpec(
         # /capabilities/audio/: image_url, document_url, input_audio.
         user=Media(
             parts=frozenset({"image", "document", "audio"}),
-            media_types=_frozen(
+            media_types=frozen_map(
                 {"image": _IMAGES, "document": ("application/pdf",), "audio": _OPENAI_AUDIO}
             ),
             urls=frozenset({"image", "document"}),
@@ -299,7 +225,7 @@ _MISTRAL = ProviderSpec(
 
 _OLLAMA = ProviderSpec(
     name="ollama",
-    cls="zerda.llm.providers.ollama:OllamaInterface",
+    cls="zerda.llm.wires.ollama.interface:OllamaInterface",
     extra="ollama",
     sdk_module="ollama",
     sdk_package="ollama",
@@ -313,7 +239,7 @@ _OLLAMA = ProviderSpec(
         tool_id="optional",
         # https://github.com/ollama/ollama/blob/main/docs/api.md#chat: message.images,
         # base64 only (the server fetches no URL).
-        user=Media(parts=frozenset({"image"}), media_types=_frozen({"image": _IMAGES})),
+        user=Media(parts=frozenset({"image"}), media_types=frozen_map({"image": _IMAGES})),
         reasoning="ollama",
         structured_output=("native", "tool"),
         # /api/chat "format" takes a JSON Schema or "json" beside tools; the schema is the
@@ -331,13 +257,13 @@ _CLAUDE_BEFORE_STRUCTURED = r"claude-3|claude-(opus|sonnet)-4-(0|2025)"
 
 _ANTHROPIC_MEDIA = Media(
     parts=frozenset({"image", "document"}),
-    media_types=_frozen({"image": _IMAGES, "document": ("application/pdf", "text/plain")}),
+    media_types=frozen_map({"image": _IMAGES, "document": ("application/pdf", "text/plain")}),
     urls=frozenset({"image", "document"}),
 )
 
 _ANTHROPIC = ProviderSpec(
     name="anthropic",
-    cls="zerda.llm.providers.anthropic:AnthropicInterface",
+    cls="zerda.llm.wires.anthropic.interface:AnthropicInterface",
     extra="anthropic",
     sdk_module="anthropic",
     sdk_package="anthropic",
@@ -385,7 +311,7 @@ _BEDROCK_DOCUMENTS = (
 )
 _BEDROCK_MEDIA = Media(
     parts=frozenset({"image", "document", "file"}),
-    media_types=_frozen({"image": _IMAGES, "document": _BEDROCK_DOCUMENTS}),
+    media_types=frozen_map({"image": _IMAGES, "document": _BEDROCK_DOCUMENTS}),
     uris=frozenset({"s3"}),
 )
 # Messages also take AudioBlock (format mp3, wav, flac, ogg, aac, m4a, webm... raw bytes or
@@ -393,7 +319,7 @@ _BEDROCK_MEDIA = Media(
 # ToolResultContentBlock has no audio member, so tool results stay without it.
 _BEDROCK_USER_MEDIA = Media(
     parts=frozenset({"image", "document", "audio", "file"}),
-    media_types=_frozen(
+    media_types=frozen_map(
         {
             "image": _IMAGES,
             "document": _BEDROCK_DOCUMENTS,
@@ -414,7 +340,7 @@ _BEDROCK_USER_MEDIA = Media(
 _BEDROCK = ProviderSpec(
     name="bedrock",
     aliases=("aws",),
-    cls="zerda.llm.providers.aws:AWSInterface",
+    cls="zerda.llm.wires.bedrock.interface:AWSInterface",
     extra="bedrock",
     sdk_module="boto3",
     sdk_package="boto3",
@@ -454,7 +380,7 @@ _BEDROCK = ProviderSpec(
 # (https://ai.google.dev/gemini-api/docs/file-input-methods).
 _GEMINI_MEDIA = Media(
     parts=frozenset({"image", "document", "audio", "file"}),
-    media_types=_frozen({"image": ("*",), "document": ("*",), "audio": ("*",), "file": ("*",)}),
+    media_types=frozen_map({"image": ("*",), "document": ("*",), "audio": ("*",), "file": ("*",)}),
     urls=frozenset({"image", "document", "audio"}),
     uris=frozenset({"gs", "files-api"}),
 )
@@ -464,7 +390,7 @@ _GEMINI_MEDIA = Media(
 # inline_data and Files API file_data accepted there, and audio sent as user parts instead.
 _GEMINI_TOOL_MEDIA = Media(
     parts=frozenset({"image", "document", "file"}),
-    media_types=_frozen(
+    media_types=frozen_map(
         {
             "image": ("image/png", "image/jpeg", "image/webp"),
             "document": ("application/pdf", "text/plain"),
@@ -476,7 +402,7 @@ _GEMINI_TOOL_MEDIA = Media(
 _GEMINI = ProviderSpec(
     name="gemini",
     aliases=("google",),
-    cls="zerda.llm.providers.gemini:GeminiInterface",
+    cls="zerda.llm.wires.gemini.interface:GeminiInterface",
     extra="gemini",
     sdk_module="google.genai",
     sdk_package="google-genai",
@@ -527,7 +453,7 @@ def _compatible(
     beyond text varies by model."""
     return ProviderSpec(
         name=name,
-        cls="zerda.llm.providers.openai:OpenAIInterface",
+        cls="zerda.llm.wires.openai.interface:OpenAIInterface",
         extra="openai",
         sdk_module="openai",
         sdk_package="openai",
@@ -548,7 +474,9 @@ _LOCAL = "none (a local server; `api_key=` when it was started with one)"
 # vision models (a text-only model answers 400, as on OpenAI); tool messages take text, so
 # images from tools travel in a user message after the results.
 _COMPATIBLE_IMAGES = Media(
-    parts=frozenset({"image"}), media_types=_frozen({"image": _IMAGES}), urls=frozenset({"image"})
+    parts=frozenset({"image"}),
+    media_types=frozen_map({"image": _IMAGES}),
+    urls=frozenset({"image"}),
 )
 
 _OPENROUTER = _compatible(
@@ -661,7 +589,7 @@ _LMSTUDIO = _compatible(
 
 _AZURE = ProviderSpec(
     name="azure",
-    cls="zerda.llm.providers.azure:AzureOpenAIInterface",
+    cls="zerda.llm.wires.azure.interface:AzureOpenAIInterface",
     extra="openai",
     sdk_module="openai",
     sdk_package="openai",
@@ -680,7 +608,7 @@ _AZURE = ProviderSpec(
 )
 _AZURE_RESPONSES = ProviderSpec(
     name="azure-responses",
-    cls="zerda.llm.providers.azure:AzureResponsesInterface",
+    cls="zerda.llm.wires.azure.interface:AzureResponsesInterface",
     extra="openai",
     sdk_module="openai",
     sdk_package="openai",
@@ -698,7 +626,7 @@ _AZURE_RESPONSES = ProviderSpec(
 )
 _ANTHROPIC_BEDROCK = ProviderSpec(
     name="anthropic-bedrock",
-    cls="zerda.llm.providers.anthropic_cloud:AnthropicBedrockInterface",
+    cls="zerda.llm.wires.anthropic.cloud:AnthropicBedrockInterface",
     extra="anthropic-bedrock",
     sdk_module="anthropic",
     sdk_package="anthropic",
@@ -714,7 +642,7 @@ _ANTHROPIC_BEDROCK = ProviderSpec(
 )
 _ANTHROPIC_VERTEX = ProviderSpec(
     name="anthropic-vertex",
-    cls="zerda.llm.providers.anthropic_cloud:AnthropicVertexInterface",
+    cls="zerda.llm.wires.anthropic.cloud:AnthropicVertexInterface",
     extra="anthropic-vertex",
     sdk_module="anthropic",
     sdk_package="anthropic",
@@ -730,7 +658,7 @@ _ANTHROPIC_VERTEX = ProviderSpec(
 )
 _VERTEX = ProviderSpec(
     name="vertex",
-    cls="zerda.llm.providers.gemini:GeminiInterface",
+    cls="zerda.llm.wires.gemini.interface:GeminiInterface",
     extra="gemini",
     sdk_module="google.genai",
     sdk_package="google-genai",

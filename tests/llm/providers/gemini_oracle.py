@@ -6,7 +6,7 @@ must equal it (tests/llm/providers/test_gemini_rest.py, and every request the te
 tests/llm build: tests/llm/conftest.py).
 
 The converter functions below are the old ones, kept here only (copied from
-src/zerda/llm/providers/gemini.py before the fast path).
+src/zerda/llm/wires/gemini/interface.py before the fast path).
 """
 
 from __future__ import annotations

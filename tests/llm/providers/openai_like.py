@@ -24,8 +24,8 @@ from tests.llm.providers.histories import TOOLS as TOOLS_UNIFIED
 from tests.llm.providers.histories import history_from
 from zerda.llm import errors
 from zerda.llm.providers import create_interface
-from zerda.llm.providers._openai_compat import _map_stop_reason
 from zerda.llm.tools import _parse_json_arguments
+from zerda.llm.wires.openai.compat import _map_stop_reason
 from zerda.testing import MockLLMServer
 
 FIXTURES = Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures"

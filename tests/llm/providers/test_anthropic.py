@@ -12,7 +12,7 @@ import pytest
 from tests.llm.providers.histories import PRODUCERS, TOOLS, history_from
 from zerda.llm.base import Request
 from zerda.llm.providers import anthropic as mod
-from zerda.llm.providers.anthropic import AnthropicInterface
+from zerda.llm.wires.anthropic.interface import AnthropicInterface
 from zerda.testing import MockLLMServer
 
 MODEL = "claude-test"

@@ -12,7 +12,7 @@ import pytest
 
 from tests.llm.providers.histories import TOOLS
 from tests.llm.providers.test_anthropic import THINKING, assert_matches_recording, call
-from zerda.llm.providers.anthropic import AnthropicInterface
+from zerda.llm.wires.anthropic.interface import AnthropicInterface
 from zerda.testing import MockLLMServer
 
 MODEL = "claude-test"

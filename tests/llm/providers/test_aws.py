@@ -22,7 +22,7 @@ from zerda.llm.errors import (
     ServerError,
 )
 from zerda.llm.providers import aws
-from zerda.llm.providers.aws import AWSInterface, _map_messages, _map_tool_output
+from zerda.llm.wires.bedrock.interface import AWSInterface, _map_messages, _map_tool_output
 from zerda.testing import MockLLMServer
 
 MODEL = "us.amazon.nova-micro-v1:0"

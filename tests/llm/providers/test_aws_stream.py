@@ -13,7 +13,7 @@ import pytest
 
 from tests.llm.providers.test_aws import MODEL, check_recorded, expected_calls, recorded
 from zerda.llm.providers import aws
-from zerda.llm.providers.aws import AWSInterface
+from zerda.llm.wires.bedrock.interface import AWSInterface
 from zerda.testing import MockLLMServer
 from zerda.testing._eventstream import encode_event
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from zerda.llm.providers import create_interface
-from zerda.llm.providers._openai_compat import split_request
+from zerda.llm.wires.openai.compat import split_request
 from zerda.testing import MockLLMServer
 from zerda.testing._validate import bearer_present
 

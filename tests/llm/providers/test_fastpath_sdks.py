@@ -102,7 +102,7 @@ def test_anthropic_stream_and_async_go_through_post() -> None:
 
 def test_anthropic_default_timeout_is_create_s() -> None:
     """No timeout given and the client's default: create()'s timeout from max_tokens."""
-    from zerda.llm.providers import _anthropic_post
+    from zerda.llm.wires.anthropic import fastpath as _anthropic_post
 
     with MockLLMServer() as server:
         llm = _anthropic(server)
@@ -134,7 +134,7 @@ def test_anthropic_clients_that_route_by_body_get_the_body_as_json() -> None:
     (_prepare_options): they get ``body=``, as create() gives it, never bytes."""
     import anthropic
 
-    from zerda.llm.providers import _anthropic_post
+    from zerda.llm.wires.anthropic import fastpath as _anthropic_post
 
     bedrock = anthropic.AnthropicBedrock(
         aws_region="us-east-1",
@@ -154,7 +154,7 @@ def test_anthropic_a_value_that_is_not_plain_json_goes_as_body(value: Any) -> No
     """msgspec would write NaN as null: the body goes to the SDK's encoder, which refuses it."""
     import anthropic
 
-    from zerda.llm.providers import _anthropic_post
+    from zerda.llm.wires.anthropic import fastpath as _anthropic_post
 
     client = anthropic.Anthropic(api_key="k", base_url="http://127.0.0.1:9")
     kwargs = {"model": "m", "messages": [], "max_tokens": 1, "metadata": {"user_id": value}}
@@ -166,7 +166,7 @@ def test_anthropic_a_value_that_is_not_plain_json_goes_as_body(value: Any) -> No
 def test_anthropic_warns_for_a_deprecated_model_as_create_does() -> None:
     import anthropic
 
-    from zerda.llm.providers import _anthropic_post
+    from zerda.llm.wires.anthropic import fastpath as _anthropic_post
 
     model = next(iter(anthropic._data.DEPRECATED_MODELS))
     client = anthropic.Anthropic(api_key="k", base_url="http://127.0.0.1:9")

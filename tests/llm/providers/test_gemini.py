@@ -20,7 +20,7 @@ from zerda.llm.errors import (
     error_class_for_status,
 )
 from zerda.llm.providers import gemini
-from zerda.llm.providers.gemini import GeminiInterface
+from zerda.llm.wires.gemini.interface import GeminiInterface
 from zerda.testing import GEMINI_THOUGHT_SIGNATURE, MockLLMServer
 
 pytest.importorskip("google.genai")

@@ -1,5 +1,5 @@
 """Canaries for the private google-genai names Gemini's fast path relies on
-(src/zerda/llm/providers/_gemini_sdk.py; google-genai pinned <4): each fails loudly when a
+(src/zerda/llm/wires/gemini/sdk.py; google-genai pinned <4): each fails loudly when a
 signature or a behaviour Zerda depends on changes. And the fast path really is taken:
 ``models.generate_content`` is never called."""
 
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from zerda.llm import create_interface
-from zerda.llm.providers import _gemini_sdk
+from zerda.llm.wires.gemini import sdk as _gemini_sdk
 from zerda.testing import MockLLMServer
 
 genai = pytest.importorskip("google.genai")

@@ -17,7 +17,7 @@ import pytest
 from tests.llm.providers import gemini_oracle
 from zerda.llm import create_interface
 from zerda.llm.errors import InvalidRequestError
-from zerda.llm.providers import _gemini_sdk
+from zerda.llm.wires.gemini import sdk as _gemini_sdk
 from zerda.testing import MockLLMServer
 
 pytest.importorskip("google.genai")

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import pytest
 
 from tests.llm.providers.openai_like import KEY, OpenAILikeContract, check_recorded, recorded_cases
-from zerda.llm.providers.groq import GroqInterface
+from zerda.llm.wires.groq.interface import GroqInterface
 from zerda.testing import MockLLMServer
 
 

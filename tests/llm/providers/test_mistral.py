@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import pytest
 
 from tests.llm.providers.openai_like import KEY, OpenAILikeContract, check_recorded, recorded_cases
-from zerda.llm.providers.mistral import MistralInterface
+from zerda.llm.wires.mistral.interface import MistralInterface
 from zerda.testing import MockLLMServer
 
 

@@ -18,7 +18,7 @@ from zerda.llm import (
 )
 from zerda.llm.base import Request
 from zerda.llm.providers import ollama as provider
-from zerda.llm.providers.ollama import OllamaInterface
+from zerda.llm.wires.ollama.interface import OllamaInterface
 from zerda.testing import MockLLMServer
 
 MODEL = "llama3.1"

@@ -267,7 +267,7 @@ def test_crlf_blank_lines_and_a_last_line_without_newline(server: MockLLMServer)
 
 
 def test_line_splitter_joins_lines_cut_anywhere() -> None:
-    from zerda.llm.providers.ollama import _LineSplitter
+    from zerda.llm.wires.ollama.interface import _LineSplitter
 
     body = unescaped(chunk("é\u2028x"), final())
     for size in (1, 2, 3, 7, len(body)):
@@ -302,7 +302,7 @@ def test_a_line_that_is_not_json_is_a_server_error(server: MockLLMServer) -> Non
 def test_an_http_error_keeps_its_status_and_retry_after(server: MockLLMServer) -> None:
     import ollama
 
-    from zerda.llm.providers.ollama import _retry_after, _stream_chunks
+    from zerda.llm.wires.ollama.interface import _retry_after, _stream_chunks
 
     server.enqueue_error(429, "ollama", message="slow down", retry_after=7)
     llm = make(server)

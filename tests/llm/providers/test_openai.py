@@ -12,7 +12,7 @@ import pytest
 
 from tests.llm.providers.openai_like import KEY, OpenAILikeContract, check_recorded, recorded_cases
 from zerda.llm.providers import create_interface
-from zerda.llm.providers.openai import OpenAIInterface
+from zerda.llm.wires.openai.interface import OpenAIInterface
 from zerda.testing import MockLLMServer
 
 

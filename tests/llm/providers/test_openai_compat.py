@@ -11,7 +11,10 @@ import pytest
 from zerda.llm._ids import mistral as mistral_id
 from zerda.llm._stream import StreamAccumulator
 from zerda.llm.base import Request
-from zerda.llm.providers._openai_compat import (
+from zerda.llm.usage import make_usage
+from zerda.llm.wires.groq.interface import GroqInterface
+from zerda.llm.wires.mistral.interface import MistralInterface
+from zerda.llm.wires.openai.compat import (
     _body_message,
     _map_message,
     _map_options,
@@ -21,10 +24,7 @@ from zerda.llm.providers._openai_compat import (
     _map_usage,
     _text_of,
 )
-from zerda.llm.providers.groq import GroqInterface
-from zerda.llm.providers.mistral import MistralInterface
-from zerda.llm.providers.openai import OpenAIInterface
-from zerda.llm.usage import make_usage
+from zerda.llm.wires.openai.interface import OpenAIInterface
 
 
 def request(**fields: Any) -> Request:
@@ -507,7 +507,7 @@ def test_stream_name_repeated_on_fragments_continues_the_call() -> None:
     ],
 )
 def test_in_stream_error_events_map_by_code_or_type(body: dict, expected: tuple) -> None:
-    from zerda.llm.providers._openai_compat import _stream_error
+    from zerda.llm.wires.openai.compat import _stream_error
 
     err = _stream_error(body, body["message"], "openai")
     assert (err.type, err.status_code) == expected

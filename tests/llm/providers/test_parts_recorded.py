@@ -15,7 +15,8 @@ import pytest
 
 from zerda.llm import create_interface, registry
 from zerda.llm.parts import check_parts, media_problem
-from zerda.llm.providers import _openai_compat, anthropic, aws, gemini, mistral
+from zerda.llm.providers import anthropic, aws, gemini, mistral
+from zerda.llm.wires.openai import compat as _openai_compat
 from zerda.testing import MockLLMServer
 
 RECORDED = Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures" / "recorded"

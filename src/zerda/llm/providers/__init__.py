@@ -1,4 +1,9 @@
-"""Provider interfaces; which ones exist is :mod:`zerda.llm.registry`'s to say."""
+"""Provider interfaces: ``create_interface`` and the documented import paths.
+
+Which providers exist is :mod:`zerda.llm.registry`'s to say; each class lives in its wire's
+folder (:mod:`zerda.llm.wires`), and the modules here are those very modules under their
+documented names.
+"""
 
 from __future__ import annotations
 

@@ -1,28 +1,12 @@
-"""OpenAI Chat Completions through the ``openai`` SDK (docs/providers/openai.md).
+"""Kept importable here (the documented import path): the module is ``zerda.llm.wires.openai.interface``.
 
-Everything OpenAI-shaped lives in ``_openai_compat``; this module holds what is OpenAI's
-own: its client classes, ``max_completion_tokens`` and the usage chunk a stream must
-ask for.
+Importing this name gives that very module object, so attributes read or patched through
+either name are the same.
 """
 
-from __future__ import annotations
+import sys
 
-from typing import Any, ClassVar
+from zerda.llm.wires.openai import interface as _module
+from zerda.llm.wires.openai.interface import OpenAIInterface as OpenAIInterface
 
-from zerda.llm.providers._openai_compat import OpenAICompatInterface
-
-
-class OpenAIInterface(OpenAICompatInterface):
-    """OpenAI (and OpenAI-compatible servers, e.g. Ollama's ``/v1``) via the ``openai`` SDK."""
-
-    provider = "openai"
-    client_class: ClassVar[str] = "OpenAI"
-    async_client_class: ClassVar[str] = "AsyncOpenAI"
-    # max_tokens is deprecated and refused by reasoning models:
-    # https://platform.openai.com/docs/api-reference/chat/create#chat-create-max_completion_tokens
-    max_tokens_field: ClassVar[str] = "max_completion_tokens"
-
-    def _stream_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        # Without include_usage a stream carries no usage, and its done result would differ
-        # from generate's: https://platform.openai.com/docs/api-reference/chat/create#chat-create-stream_options
-        return {"stream_options": {"include_usage": True}, **kwargs, "stream": True}
+sys.modules[__name__] = _module

@@ -27,7 +27,7 @@ from typing import Any
 
 from zerda.llm.batch import BatchStatus, ItemOutcome, State, not_ended
 from zerda.llm.errors import InvalidRequestError, error_from_status
-from zerda.llm.providers._batch_openai import jsonl
+from zerda.llm.wires.openai.batch import jsonl
 
 # https://ai.google.dev/gemini-api/docs/batch-mode: inline requests up to 20 MB in all.
 INLINE_LIMIT = 20_000_000

@@ -17,7 +17,7 @@ from typing import Any
 
 from zerda.llm.batch import BatchStatus, State, not_ended
 from zerda.llm.errors import InvalidRequestError
-from zerda.llm.providers._batch_openai import ENDPOINT, jsonl
+from zerda.llm.wires.openai.batch import ENDPOINT, jsonl
 
 # The Speakeasy SDK's per-call options (not body fields) that ``_native_request`` may hold.
 _CALL_OPTIONS = frozenset({"timeout_ms", "http_headers", "retries", "server_url"})

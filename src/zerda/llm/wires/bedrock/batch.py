@@ -27,7 +27,7 @@ from typing import Any
 
 from zerda.llm.batch import BatchStatus, ItemOutcome, State, not_ended
 from zerda.llm.errors import InvalidRequestError, error_from_status
-from zerda.llm.providers._batch_openai import jsonl
+from zerda.llm.wires.openai.batch import jsonl
 
 INVOCATION_TYPE = "Converse"
 # Options of llm.batch that are Zerda's, not create_model_invocation_job's.

@@ -37,7 +37,6 @@ from zerda.llm.errors import (
     malformed_response,
 )
 from zerda.llm.parts import DataURL, is_parts, text_of
-from zerda.llm.providers import _batch_openai
 from zerda.llm.reasoning import Plan
 from zerda.llm.tools import (
     ToolCall,
@@ -47,6 +46,7 @@ from zerda.llm.tools import (
     to_openai_tools,
 )
 from zerda.llm.usage import make_usage
+from zerda.llm.wires.openai import batch as _batch_openai
 
 Event = dict[str, Any]
 

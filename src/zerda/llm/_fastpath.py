@@ -1,0 +1,73 @@
+"""Fast paths, contained (DESIGN §22): the private SDK names a wire's fast path relies on, and
+the one decision whether an interface may take it.
+
+Each wire that posts its own body through an SDK's lower layer lists every private or
+undocumented name it uses in one table, ``PRIVATE_NAMES`` in its ``fastpath`` module, as
+:class:`PrivateName` rows; one canary test walks every table. An interface built with
+``fast_path=False``, or running on an installed SDK that lacks a listed name, uses the SDK's
+documented call instead: slower, never broken. The missing name is found once per table and
+process, and said once in a DEBUG log.
+
+Part of the provider-neutral core: it imports no SDK until a table is checked, and no wire.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+logger = logging.getLogger("zerda")
+
+
+@dataclass(frozen=True)
+class PrivateName:
+    """One private or undocumented name: ``module`` is imported, then ``path`` (dotted
+    attributes, e.g. ``"BaseClient._request_raw"``) is read from it. ``why`` says what the
+    fast path does with it, for the canary's message and the docs."""
+
+    module: str
+    path: str
+    why: str
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.module}.{self.path}"
+
+    def present(self) -> bool:
+        try:
+            obj: Any = importlib.import_module(self.module)
+        except ImportError:
+            return False
+        for attribute in self.path.split("."):
+            if not hasattr(obj, attribute):
+                return False
+            obj = getattr(obj, attribute)
+        return True
+
+
+def missing(names: Sequence[PrivateName]) -> list[PrivateName]:
+    """The names of ``names`` that the installed SDKs lack (the canary asserts none)."""
+    return [name for name in names if not name.present()]
+
+
+@functools.lru_cache(maxsize=64)
+def _table_usable(wire: str, names: tuple[PrivateName, ...]) -> bool:
+    absent = missing(names)
+    if absent:
+        logger.debug(
+            "zerda: the %s fast path is off: the installed SDK lacks %s; using its documented call",
+            wire,
+            ", ".join(n.qualified for n in absent),
+        )
+    return not absent
+
+
+def fast_path_on(wire: str, names: Sequence[PrivateName], wanted: bool = True) -> bool:
+    """Whether an interface takes ``wire``'s fast path: it asked for it (``fast_path=True``,
+    the default) and the installed SDK has every name of the wire's table. Checked once per
+    table and process; the first check that finds a name missing logs it at DEBUG."""
+    return wanted and _table_usable(wire, tuple(names))

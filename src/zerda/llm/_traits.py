@@ -1,0 +1,97 @@
+"""The vocabulary of provider traits: what a request place accepts (:class:`Media`), the rules
+a provider imposes (:class:`Traits`), the part types and tool_choice values.
+
+Part of the provider-neutral core (docs/architecture.md): the history format
+(:mod:`zerda.llm.messages`, :mod:`zerda.llm.parts`) and the registry both read it, and it
+imports nothing of Zerda's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+PART_TYPES = ("text", "image", "document", "audio", "file", "cache_point")
+TOOL_CHOICES = frozenset({"auto", "none", "required", "name"})
+
+# The common rule of OpenAI, Groq, Mistral, Anthropic and Bedrock function names
+# (https://platform.openai.com/docs/api-reference/chat/create#chat-create-tools,
+# https://docs.anthropic.com/en/docs/build-with-claude/tool-use).
+NAME_64 = r"[a-zA-Z0-9_-]{1,64}"
+
+
+def frozen_map(mapping: Mapping[str, tuple[str, ...]]) -> Mapping[str, tuple[str, ...]]:
+    return MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True)
+class Media:
+    """What one place of a request (user messages, or tool results) accepts.
+
+    ``parts``: the part types (DESIGN §4a) besides text; ``media_types``: per part type, the
+    media types accepted (``"*"`` any); ``urls``: part types that may be given as a URL the
+    provider fetches; ``uris``: URI schemes of provider-hosted files (``"gs"``, ``"s3"``,
+    ``"file-id"`` for OpenAI file ids, ``"files-api"`` for Gemini file URIs).
+    """
+
+    parts: frozenset[str] = frozenset()
+    media_types: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: frozen_map({}))
+    urls: frozenset[str] = frozenset()
+    uris: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Traits:
+    """The rules a provider imposes on requests and what it can do, checked in one place.
+
+    - ``tool_name``: regular expression a tool name must match in full.
+    - ``tool_id``: the id rule applied to history tool calls (see :mod:`zerda.llm._ids`).
+    - ``user`` / ``tool_results``: the content parts each accepts (:class:`Media`).
+    - ``tool_media``: whether tool results carry media natively; where they cannot, media
+      from tools travel in one user message after that turn's results.
+    - ``reasoning``: the name of the reasoning mapping (None: no reasoning control).
+    - ``structured_output``: the structured-output modes, best first (``native``, ``tool``).
+    - ``json_mode``: native output can be "any JSON" (``response_format="json"``); else
+      "json" travels in tool mode.
+    - ``native_output_with_tools``: regular expression (searched in the model name) of the
+      models whose native structured output combines with tools; for the others a call
+      with tools carries the answer in a tool.
+    - ``strict_output_models``: regular expression of the models whose native schema is
+      sent strict (made strict by :mod:`zerda.llm._strict_schema`); others get it as given.
+    - ``no_native_output``: regular expression of the models known to lack native
+      structured output: their answers travel in a tool.
+    - ``cache_points``: explicit prompt-cache points are honoured (else caching is automatic
+      or absent, and cache points are ignored).
+    - ``tool_choice``: the tool_choice values it enforces (``name``: a named tool).
+    - ``parallel_tool_calls``: ``parallel_tool_calls=False`` can be sent.
+    - ``stop_sequences``: ``stop=`` can be sent (the Responses API has no such field).
+    - ``max_tokens_field``: the request field ``max_tokens`` is sent as, where a service
+      differs from its class (None: the class's own).
+    - ``tool_choice_required``: what ``tool_choice="required"`` is sent as, where a service
+      differs from its class (None: the class's own).
+    - ``batch``: the batch API ``llm.batch`` maps (``openai``: files + /v1/batches, also
+      Groq's; ``anthropic``: Message Batches; ``mistral``: a file + /v1/batch/jobs;
+      ``gemini``: batchGenerateContent, inline or from a file; ``bedrock``: a model
+      invocation job on S3); None: ``batch`` is refused before anything is sent.
+    """
+
+    tool_name: str = NAME_64
+    tool_name_rule: str = "1-64 characters: letters, digits, '_' and '-'"
+    tool_id: str = "keep"
+    user: Media = field(default_factory=Media)
+    tool_results: Media = field(default_factory=Media)
+    tool_media: bool = False
+    reasoning: str | None = None
+    structured_output: tuple[str, ...] = ("tool",)
+    json_mode: bool = True
+    native_output_with_tools: str = ""
+    strict_output_models: str = ""
+    no_native_output: str = ""
+    cache_points: bool = False
+    tool_choice: frozenset[str] = TOOL_CHOICES
+    parallel_tool_calls: bool = False
+    stop_sequences: bool = True
+    max_tokens_field: str | None = None
+    tool_choice_required: str | None = None
+    batch: str | None = None

@@ -1,0 +1,1 @@
+"""The anthropic wire: everything Zerda knows about this protocol, library side."""

@@ -1,0 +1,784 @@
+"""Anthropic Messages API through the official ``anthropic`` SDK (2.x).
+
+History rules the API enforces (https://docs.anthropic.com/en/api/messages): the system
+prompt is a top-level ``system`` parameter; roles strictly alternate user/assistant, so
+consecutive messages of one role are merged; all tool results answering one assistant turn
+travel in ONE user message of ``tool_result`` blocks, before any user text; text blocks
+must be non-empty; tool-use ids must match ``^[a-zA-Z0-9_-]+$``. Extended thinking with
+tools needs the assistant turn's thinking blocks (with their signatures) sent back
+unchanged before its ``tool_use`` blocks: Zerda keeps them in
+``provider_data["anthropic"]["thinking"]``, never in ``content``.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import sys
+from collections.abc import AsyncIterator, Callable
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from zerda.llm._strict_schema import to_strict_schema
+from zerda.llm.base import (
+    BaseLLMInterface,
+    Request,
+    signature_options,
+    tool_output_text,
+    without_sdk_retries,
+)
+from zerda.llm.batch import BatchStatus, ItemOutcome
+from zerda.llm.errors import (
+    ConnectionError,
+    InvalidRequestError,
+    TimeoutError,
+    UnknownError,
+    ZerdaError,
+    error_class_for_status,
+    error_from_status,
+    excerpt,
+    malformed_response,
+)
+from zerda.llm.parts import is_parts
+from zerda.llm.reasoning import Plan
+from zerda.llm.tools import _get, parse_anthropic_tool_calls, to_anthropic_tools
+from zerda.llm.usage import make_usage, plus
+from zerda.llm.wires.anthropic import batch as _batch_anthropic
+from zerda.llm.wires.anthropic import fastpath as _anthropic_post
+
+if TYPE_CHECKING:
+    from zerda.llm._stream import StreamAccumulator
+    from zerda.llm._structured import OutputSpec
+
+DEFAULT_MAX_TOKENS = 4096
+
+_STOP_REASONS = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "refusal": "content_filter",
+}
+
+# error.type of an in-stream `event: error` (sent with HTTP 200) -> the status it stands for.
+# https://docs.anthropic.com/en/api/errors
+_ERROR_TYPE_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+
+_THINKING_TYPES = ("thinking", "redacted_thinking")
+
+
+class AnthropicInterface(BaseLLMInterface):
+    """Claude through ``anthropic.Anthropic`` / ``anthropic.AsyncAnthropic``.
+
+    Options beyond the common ones: ``default_max_tokens`` (the ``max_tokens`` sent when a
+    call gives none; the API requires one); any other keyword option is passed to the SDK
+    client's constructor (``default_headers``, ``http_client``...). ``client=`` takes an
+    ``Anthropic`` or an ``AsyncAnthropic``; the other kind is built when first needed.
+    """
+
+    provider = "anthropic"
+    # The SDK's client classes, by name: AnthropicBedrock / AnthropicVertex subclass this.
+    client_class: ClassVar[str] = "Anthropic"
+    async_client_class: ClassVar[str] = "AsyncAnthropic"
+    # https://docs.anthropic.com/en/docs/build-with-claude/streaming#event-types
+    stream_final_event = "message_stop"
+
+    def __init__(self, model: str | None = None, **kwargs: Any) -> None:
+        super().__init__(model, **kwargs)
+        self.default_max_tokens = int(self.options.pop("default_max_tokens", DEFAULT_MAX_TOKENS))
+        if isinstance(self._client, getattr(self.sdk, self.async_client_class)):
+            self._async_client, self._client = self._client, None
+        # A ready client's own retries are off: Zerda retries every provider (_retrying).
+        self._client = without_sdk_retries(self._client)
+        self._async_client = without_sdk_retries(self._async_client)
+
+    def _option_names(self) -> tuple[str, frozenset[str] | None]:
+        """default_max_tokens is Zerda's; other options go to the SDK's client class."""
+        accepted = signature_options(getattr(self.sdk, self.client_class).__init__)
+        return f"anthropic.{self.client_class}()", None if accepted is None else accepted | {
+            "default_max_tokens"
+        }
+
+    # --- clients --------------------------------------------------------------------------
+
+    def _make_client(self) -> Any:
+        kwargs = self._with_rate_headers(self._client_kwargs(), is_async=False)
+        return getattr(self.sdk, self.client_class)(**kwargs)
+
+    def _make_async_client(self) -> Any:
+        kwargs = self._with_rate_headers(self._client_kwargs(), is_async=True)
+        return getattr(self.sdk, self.async_client_class)(**kwargs)
+
+    # --- request --------------------------------------------------------------------------
+
+    def _build_request(self, req: Request) -> dict[str, Any]:
+        messages, cached = _map_turns(req.messages)
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
+        if req.system:
+            kwargs["system"] = _map_system(req.system_parts) if req.system_parts else req.system
+        tools = _map_tools(req.tools)
+        if tools:
+            kwargs["tools"] = _cache_last(tools) if req.cache_tools else tools
+        _check_cache_points(kwargs, cached)
+        tool_choice = _map_tool_choice(req.tool_choice, req.parallel_tool_calls, bool(tools))
+        if tool_choice:
+            kwargs["tool_choice"] = tool_choice
+        kwargs.update(_map_options(req, self.default_max_tokens))
+        kwargs.update(_map_reasoning(req.reasoning))
+        if req.timeout is not None:  # the SDK's per-request option, in seconds
+            kwargs["timeout"] = req.timeout
+        output = self._native_output(req)
+        if output:  # beside any other output_config field (effort)
+            kwargs["output_config"] = {**kwargs.get("output_config", {}), **output}
+        return _with_native(kwargs, req.native)
+
+    def _map_response_format(self, output: OutputSpec) -> dict[str, Any]:
+        """``output_config.format``: a JSON schema with closed objects, without the
+        constraints Claude does not support
+        (https://docs.claude.com/en/docs/build-with-claude/structured-outputs)."""
+        owner = f"response_format {output.name!r}"
+        schema = to_strict_schema(output.answer_schema, owner, dialect="anthropic")
+        return {"format": {"type": "json_schema", "schema": schema}}
+
+    # The body goes out through the SDK's documented low-level ``client.post`` (the fast
+    # path, issue 12): what messages.create() sends, without its copy of the whole body.
+    def _call(self, kwargs: dict[str, Any]) -> Any:
+        client = self.client
+        args = _anthropic_post.post_arguments(self.sdk, client, kwargs, is_async=False)
+        return self._retrying(lambda: client.post(_anthropic_post.MESSAGES_PATH, **args))
+
+    async def _call_async(self, kwargs: dict[str, Any]) -> Any:
+        client = self.async_client
+        args = _anthropic_post.post_arguments(self.sdk, client, kwargs, is_async=True)
+        return await self._retrying_async(
+            lambda: client.post(_anthropic_post.MESSAGES_PATH, **args)
+        )
+
+    # --- batch (Message Batches; see _batch_anthropic) -------------------------------------
+
+    def _batch_submit(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        _batch_anthropic.check_ids(items)
+        requests = _batch_anthropic.map_batch_requests(items)
+        return str(self.client.messages.batches.create(requests=requests, **options).id)
+
+    async def _batch_submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        _batch_anthropic.check_ids(items)
+        requests = _batch_anthropic.map_batch_requests(items)
+        batch = await self.async_client.messages.batches.create(requests=requests, **options)
+        return str(batch.id)
+
+    def _batch_poll(self, batch_id: str) -> BatchStatus:
+        return _batch_anthropic.map_batch_status(self.client.messages.batches.retrieve(batch_id))
+
+    async def _batch_poll_async(self, batch_id: str) -> BatchStatus:
+        batch = await self.async_client.messages.batches.retrieve(batch_id)
+        return _batch_anthropic.map_batch_status(batch)
+
+    def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        batches = self.client.messages.batches
+        self._check_ended(batches.retrieve(batch_id))
+        entries = batches.results(batch_id)
+        return dict(_batch_anthropic.map_batch_entry(e, self.provider) for e in entries)
+
+    async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        batches = self.async_client.messages.batches
+        self._check_ended(await batches.retrieve(batch_id))
+        entries = await batches.results(batch_id)
+        return dict([_batch_anthropic.map_batch_entry(e, self.provider) async for e in entries])
+
+    def _check_ended(self, batch: Any) -> None:
+        if batch.processing_status != "ended":
+            raise _batch_anthropic.not_done(batch)
+
+    def _batch_cancel(self, batch_id: str) -> BatchStatus:
+        return _batch_anthropic.map_batch_status(self.client.messages.batches.cancel(batch_id))
+
+    async def _batch_cancel_async(self, batch_id: str) -> BatchStatus:
+        batch = await self.async_client.messages.batches.cancel(batch_id)
+        return _batch_anthropic.map_batch_status(batch)
+
+    # --- response -------------------------------------------------------------------------
+
+    def _map_response(self, raw: Any) -> dict[str, Any]:
+        raw = _json_body(raw)
+        blocks = _get(raw, "content")
+        if not isinstance(blocks, list):
+            # The SDK builds a Message from any JSON ({} included) without checking it.
+            raise malformed_response(self.provider, f"no 'content' list in {excerpt(raw)}")
+        thinking = [_map_thinking_block(b) for b in blocks if _type(b) in _THINKING_TYPES]
+        return self._make_result(
+            _map_text(blocks),
+            parse_anthropic_tool_calls(blocks),
+            _get(raw, "stop_reason"),
+            _map_usage(_get(raw, "usage")),
+            {"anthropic": {"thinking": thinking}} if thinking else None,
+            "".join(b["thinking"] for b in thinking if b["type"] == "thinking"),
+        )
+
+    def _map_stop_reason(self, native: Any) -> str:
+        return _STOP_REASONS.get(native, "other")
+
+    def _map_error(self, exc: BaseException) -> ZerdaError | None:
+        sdk: Any = self.sdk
+        if isinstance(exc, sdk.APITimeoutError):  # before APIConnectionError: a subclass
+            return TimeoutError(f"request timed out: {exc}", provider=self.provider)
+        if isinstance(exc, sdk.APIConnectionError):
+            cause = f" ({exc.__cause__})" if exc.__cause__ else ""
+            return ConnectionError(f"{exc}{cause}", provider=self.provider)
+        if isinstance(exc, sdk.APIStatusError):
+            return _map_status_error(exc, self.provider)
+        transport = _map_transport_error(exc, self.provider)
+        if transport is not None:
+            return transport
+        if isinstance(exc, sdk.AnthropicError):
+            return UnknownError(f"{type(exc).__name__}: {exc}", provider=self.provider)
+        if isinstance(exc, json.JSONDecodeError):  # the SDK parses bodies and SSE data with json
+            return malformed_response(self.provider, f"not valid JSON: {exc}")
+        return None
+
+    # --- streaming ------------------------------------------------------------------------
+
+    def _open_stream(self, kwargs: dict[str, Any]) -> Any:
+        # The raw event stream (not the MessageStream helper, which keeps a snapshot of the
+        # whole message): the SDK's Stream is a context manager that closes the response.
+        return self._call({**kwargs, "stream": True})
+
+    @contextlib.asynccontextmanager
+    async def _open_stream_async(self, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
+        stream = await self._call_async({**kwargs, "stream": True})
+        async with stream:
+            yield stream
+
+    def _feed(self, acc: StreamAccumulator, chunk: Any) -> list[dict[str, Any]]:
+        handler = _EVENT_HANDLERS.get(_type(chunk))
+        return handler(acc, chunk) if handler else []
+
+
+# --- messages -----------------------------------------------------------------------------
+
+
+def _map_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Unified history -> alternating user/assistant messages (same-role ones merged;
+    messages left without any block dropped; cache points made ``cache_control``)."""
+    return _map_turns(messages)[0]
+
+
+def _map_turns(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
+    """(:func:`_map_messages`, whether the history held a cache point). One pass, one list
+    of blocks per turn (our own, extended in place); the cache points are applied only
+    when the history holds one."""
+    out: list[dict[str, Any]] = []
+    unordered: set[int] = set()  # the turns (ids) a merge may have put out of order
+    last_role = None
+    cached = False
+    for message in messages:
+        role = message["role"]
+        # One mapper per role, looked up here: this loop runs for every message of the
+        # history on every request, and a dispatching frame per message cost about 6% of it.
+        blocks = _BLOCKS_OF[role](message)
+        if not blocks:
+            continue
+        cached = cached or _CACHE_POINT in blocks
+        if role != "assistant":
+            role = "user"
+        if role == last_role:
+            turn = out[-1]
+            first = _FIRST_IN_TURN[role]
+            if blocks[0]["type"] in first and turn["content"][-1]["type"] not in first:
+                unordered.add(id(turn))
+            turn["content"] += blocks
+        else:
+            out.append({"role": role, "content": blocks})
+            last_role = role
+    if cached:
+        _apply_cache_points(out)
+    return [_finish_message(m, id(m) in unordered) for m in out if m["content"]], cached
+
+
+def _map_user_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A user (or system) message's text or content parts, a cache point after them with
+    ``cache=True``."""
+    content = message["content"]
+    if type(content) is str:
+        blocks = _text_blocks(content)
+    else:
+        blocks = [b for p in content for b in _map_part(p)]
+    return [*blocks, _CACHE_POINT] if message.get("cache_after") else blocks
+
+
+# A cache point in a block list until _apply_cache_points puts it on the block before it.
+_CACHE_POINT: dict[str, Any] = {"type": "cache_point"}
+_EPHEMERAL = {"type": "ephemeral"}
+_MAX_CACHE_POINTS = 4  # https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching
+
+
+def _map_part(part: dict[str, Any]) -> list[dict[str, Any]]:
+    """One content part as Anthropic blocks: text, image and document blocks with base64,
+    text or URL sources (https://docs.anthropic.com/en/docs/build-with-claude/vision,
+    /pdf-support), or a cache point."""
+    kind = part["type"]
+    if kind == "text":
+        return _text_blocks(part["text"])
+    if kind == "cache_point":
+        return [_CACHE_POINT]
+    block: dict[str, Any] = {"type": kind, "source": _map_source(part)}
+    if kind == "document" and part.get("name"):
+        block["title"] = part["name"]
+    return [block]
+
+
+def _map_source(part: dict[str, Any]) -> dict[str, Any]:
+    if "url" in part:
+        return {"type": "url", "url": part["url"]}
+    if part["media_type"] == "text/plain":  # plain-text documents travel as text, not base64
+        text = base64.b64decode(part["data"]).decode("utf-8", errors="replace")
+        return {"type": "text", "media_type": "text/plain", "data": text}
+    return {"type": "base64", "media_type": part["media_type"], "data": part["data"]}
+
+
+def _apply_cache_points(messages: list[dict[str, Any]]) -> None:
+    """Each cache point becomes ``cache_control`` on the block before it (in this message or
+    an earlier one); one with no block before it marks nothing. Works on our own fresh
+    blocks, never the caller's."""
+    last: dict[str, Any] | None = None
+    for message in messages:
+        content = message["content"]
+        if not any(block is _CACHE_POINT for block in content):
+            last = content[-1] if content else last  # nothing to move: no new list
+            continue
+        blocks = []
+        for block in content:
+            if block is _CACHE_POINT:
+                if last is not None:
+                    last["cache_control"] = dict(_EPHEMERAL)
+                continue
+            blocks.append(block)
+            last = block
+        message["content"] = blocks
+
+
+def _map_system(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A system prompt holding cache points, as text blocks with ``cache_control``."""
+    wrapped: list[dict[str, Any]] = [
+        {"role": "system", "content": [b for p in parts for b in _map_part(p)]}
+    ]
+    _apply_cache_points(wrapped)
+    blocks: list[dict[str, Any]] = wrapped[0]["content"]
+    return blocks
+
+
+def _cache_last(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``cache=True``: the tool definitions cached, through the last one's cache_control."""
+    return [*tools[:-1], {**tools[-1], "cache_control": dict(_EPHEMERAL)}]
+
+
+def _check_cache_points(kwargs: dict[str, Any], in_messages: bool = True) -> None:
+    """The API refuses more than four cache_control blocks in a request: refused here
+    (``in_messages``: whether the messages may hold one; only a cache point makes one)."""
+    system = kwargs["system"] if isinstance(kwargs.get("system"), list) else []
+    count = sum("cache_control" in b for b in (*kwargs.get("tools", []), *system))
+    if in_messages:
+        count += sum(
+            "cache_control" in b
+            for m in kwargs["messages"]
+            if isinstance(m["content"], list)
+            for b in m["content"]
+        )
+    if count > _MAX_CACHE_POINTS:
+        raise InvalidRequestError(
+            f"anthropic takes at most {_MAX_CACHE_POINTS} cache points in a request "
+            f"(cache_control blocks: tools, system and messages); this one has {count}"
+        )
+
+
+def _text_blocks(text: str | None) -> list[dict[str, Any]]:
+    # The API refuses empty (and whitespace-only) text blocks.
+    return [{"type": "text", "text": text}] if text and not text.isspace() else []
+
+
+def _map_assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    provider_data = message.get("provider_data")
+    blocks = _map_thinking(provider_data) if provider_data else []
+    text = message["content"]
+    if text and not text.isspace():
+        blocks.append({"type": "text", "text": text})
+    for c in message["tool_calls"]:
+        blocks.append(
+            {"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["arguments"]}
+        )
+    return blocks
+
+
+def _map_thinking(provider_data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The turn's thinking blocks, copied (``provider_data["anthropic"]["thinking"]``)."""
+    thinking = (provider_data.get("anthropic") or {}).get("thinking")
+    return [_copy_thinking(b) for b in thinking or [] if _is_thinking(b)]
+
+
+def _is_thinking(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") in _THINKING_TYPES
+
+
+def _copy_thinking(block: dict[str, Any]) -> dict[str, Any]:
+    if block["type"] == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.get("data", "")}
+    return {
+        "type": "thinking",
+        "thinking": block.get("thinking", ""),
+        "signature": block.get("signature", ""),
+    }
+
+
+def _map_tool_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A tool result's block; a cache point in its parts marks the whole result."""
+    output = message["content"]
+    cached = message.get("cache_after") or (
+        type(output) is list and any(_is_cache_point(p) for p in output) and is_parts(output)
+    )
+    block = _map_tool_result(message)
+    return [block, _CACHE_POINT] if cached else [block]
+
+
+def _is_cache_point(part: Any) -> bool:
+    return isinstance(part, dict) and part.get("type") == "cache_point"
+
+
+def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message["tool_call_id"]}
+    output = message["content"]
+    if type(output) is str:
+        content: Any = output
+    elif type(output) is list and is_parts(output):
+        # text, image and document blocks may sit inside a tool_result
+        content = [b for p in output if p["type"] != "cache_point" for b in _map_part(p)]
+    else:
+        content = tool_output_text(output)
+    if content:  # an empty output is sent as a result with no content, never as ""
+        block["content"] = content
+    if message["is_error"]:
+        block["is_error"] = True
+    return block
+
+
+_BLOCKS_OF: dict[str, Callable[[dict[str, Any]], list[dict[str, Any]]]] = {
+    "user": _map_user_blocks,
+    "system": _map_user_blocks,
+    "assistant": _map_assistant_blocks,
+    "tool": _map_tool_blocks,
+}
+
+
+# The blocks the API wants first in a turn of each role.
+_FIRST_IN_TURN = {"assistant": _THINKING_TYPES, "user": ("tool_result",)}
+
+
+def _finish_message(message: dict[str, Any], merged_out_of_order: bool) -> dict[str, Any]:
+    """Thinking blocks first in a (merged) assistant turn, tool results first in a user
+    turn, as the API requires; a lone text block sent as plain string content. The turn
+    is our own: it is finished in place. Only a merge can put a turn out of order (each
+    message's own blocks come in order): ``merged_out_of_order`` says whether one may have."""
+    blocks = message["content"]
+    if len(blocks) == 1:
+        block = blocks[0]
+        if block["type"] == "text" and "cache_control" not in block:
+            return {"role": message["role"], "content": block["text"]}
+        return message
+    if not merged_out_of_order:
+        return message
+    first = _FIRST_IN_TURN[message["role"]]
+    if not _in_order(blocks, first):
+        message["content"] = [b for b in blocks if b["type"] in first] + [
+            b for b in blocks if b["type"] not in first
+        ]
+    return message
+
+
+def _in_order(blocks: list[dict[str, Any]], first: tuple[str, ...]) -> bool:
+    """Whether every block of a ``first`` type comes before all the others."""
+    others = False
+    for block in blocks:
+        if block["type"] not in first:
+            others = True
+        elif others:
+            return False
+    return True
+
+
+# --- tools, tool_choice, options -------------------------------------------------------
+
+
+def _map_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    return to_anthropic_tools(tools)
+
+
+def _map_tool_choice(
+    choice: str | dict[str, str] | None, parallel_tool_calls: bool | None, has_tools: bool
+) -> dict[str, Any] | None:
+    """DESIGN.md §6: auto/none/any/tool; parallel_tool_calls=False rides inside it."""
+    if not has_tools:  # the API refuses a tool_choice without tools
+        return None
+    if isinstance(choice, dict):
+        native: dict[str, Any] = {"type": "tool", "name": choice["name"]}
+    elif choice == "required":
+        native = {"type": "any"}
+    elif choice == "none":
+        return {"type": "none"}
+    elif choice == "auto" or parallel_tool_calls is False:
+        native = {"type": "auto"}
+    else:
+        return None
+    if parallel_tool_calls is False:
+        native["disable_parallel_tool_use"] = True
+    return native
+
+
+def _map_options(req: Request, default_max_tokens: int) -> dict[str, Any]:
+    """max_tokens (required by the API; a thinking budget comes on top of the default, as
+    the budget must stay below it), stop_sequences, temperature and top_p."""
+    max_tokens = req.max_tokens
+    if max_tokens is None:
+        budget = req.reasoning.budget if req.reasoning and req.reasoning.on else None
+        max_tokens = default_max_tokens + (budget or 0)
+    options: dict[str, Any] = {"max_tokens": max_tokens}
+    if req.stop:
+        options["stop_sequences"] = list(req.stop)
+    # anthropic 2.x's messages.create has no temperature/top_p parameters; the API still
+    # takes them, so they travel in the body.
+    sampling = {
+        k: v for k, v in (("temperature", req.temperature), ("top_p", req.top_p)) if v is not None
+    }
+    if sampling:
+        options["extra_body"] = sampling
+    return options
+
+
+def _map_reasoning(plan: Plan | None) -> dict[str, Any]:
+    """``thinking`` (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking):
+    a budget where the family takes tokens (or the caller gave budget_tokens); adaptive
+    thinking with ``output_config.effort`` where the model takes effort
+    (https://docs.anthropic.com/en/docs/build-with-claude/adaptive-thinking)."""
+    if plan is None:
+        return {}
+    if not plan.on:
+        return {"thinking": dict(plan.off)}
+    if plan.budget is not None:
+        native: dict[str, Any] = {"thinking": {"type": "enabled", "budget_tokens": plan.budget}}
+    else:
+        native = {"thinking": {"type": "adaptive"}}
+    if plan.effort is not None:
+        native["output_config"] = {"effort": plan.effort}
+    return native
+
+
+def _with_native(kwargs: dict[str, Any], native: dict[str, Any]) -> dict[str, Any]:
+    """``**native`` over Zerda's arguments; ``extra_body`` dicts merged, the caller's winning."""
+    if not native:
+        return kwargs
+    merged = {**kwargs, **native}
+    if isinstance(kwargs.get("extra_body"), dict) and isinstance(native.get("extra_body"), dict):
+        merged["extra_body"] = {**kwargs["extra_body"], **native["extra_body"]}
+    return merged
+
+
+# --- response pieces ----------------------------------------------------------------------
+
+
+def _json_body(raw: Any) -> Any:
+    """The answer as JSON data. ``cast_to=object`` gives the text of a body served without
+    a JSON content type, which the SDK would still have parsed into a ``Message``."""
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def _type(obj: Any) -> Any:
+    return _get(obj, "type")
+
+
+def _map_text(blocks: list[Any]) -> str | None:
+    """The text blocks' text; a block whose text is not a string is a malformed response."""
+    texts = [_get(b, "text") for b in blocks if _type(b) == "text"]
+    bad = next((t for t in texts if t is not None and not isinstance(t, str)), None)
+    if bad is not None:
+        raise malformed_response("anthropic", f"a text block's text is not a string: {bad!r}")
+    return "".join(t for t in texts if t) or None
+
+
+def _map_thinking_block(block: Any) -> dict[str, Any]:
+    if _type(block) == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": _get(block, "data")}
+    return {
+        "type": "thinking",
+        "thinking": _get(block, "thinking"),
+        "signature": _get(block, "signature"),
+    }
+
+
+def _map_usage(usage: Any) -> dict[str, Any] | None:
+    """DESIGN.md §12: Anthropic's ``input_tokens`` leaves out the tokens read from and
+    written to the prompt cache, which are added; ``output_tokens`` includes thinking
+    (https://docs.anthropic.com/en/api/messages#response-usage)."""
+    if usage is None:
+        return None
+    read = _get(usage, "cache_read_input_tokens")
+    write = _get(usage, "cache_creation_input_tokens")
+    thinking = _get(_get(usage, "output_tokens_details"), "thinking_tokens")
+    return make_usage(
+        plus(_get(usage, "input_tokens"), read, write),
+        _get(usage, "output_tokens"),
+        cache_read=read,
+        cache_write=write,
+        reasoning=thinking,
+    )
+
+
+def _map_status_error(exc: Any, provider: str) -> ZerdaError:
+    message = exc.api_message or _platform_message(exc.body) or exc.message
+    status = exc.status_code
+    if status < 400:
+        # An `event: error` inside a 200 stream: its error.type says what it means.
+        equivalent = _ERROR_TYPE_STATUS.get(exc.type or "", 500)
+        return error_class_for_status(equivalent)(f"{exc.type}: {message}", provider=provider)
+    return error_from_status(status, message, provider)
+
+
+def _platform_message(body: Any) -> str | None:
+    """The message of a cloud platform's own error body: Bedrock answers
+    ``{"message": ...}`` (https://docs.aws.amazon.com/bedrock/latest/APIReference/CommonErrors.html),
+    not the Messages API's ``{"error": {"message"}}``."""
+    message = body.get("message") if isinstance(body, dict) else None
+    return message if isinstance(message, str) and message else None
+
+
+def _map_transport_error(exc: BaseException, provider: str) -> ZerdaError | None:
+    """An HTTP-level failure while reading a stream: the SDK wraps failures of the request
+    itself, but not those of a response body it is iterating."""
+    for module_name in ("httpx2", "httpx"):  # anthropic 2.x is built on httpx2, 0.x on httpx
+        module = sys.modules.get(module_name)
+        if module is None:
+            continue
+        if isinstance(exc, module.TimeoutException):
+            return TimeoutError(f"the stream timed out: {exc}", provider=provider)
+        if isinstance(exc, module.TransportError):
+            return ConnectionError(f"the connection failed mid-stream: {exc}", provider=provider)
+    return None
+
+
+# --- stream events ------------------------------------------------------------------------
+
+Events = list[dict[str, Any]]
+
+
+def _on_message_start(acc: StreamAccumulator, event: Any) -> Events:
+    usage = _get(_get(event, "message"), "usage")
+    acc.scratch["anthropic_usage"] = usage
+    acc.usage = _map_usage(usage)
+    return []
+
+
+def _on_block_start(acc: StreamAccumulator, event: Any) -> Events:
+    block = _get(event, "content_block")
+    kind = _type(block)
+    if kind == "tool_use":
+        return acc.start_call(_get(event, "index"), _get(block, "id"), _get(block, "name"))
+    if kind == "text":
+        return acc.text(_get(block, "text"))
+    if kind in _THINKING_TYPES:
+        _thinking_list(acc).append(_map_thinking_block(block))
+    return []
+
+
+def _on_block_delta(acc: StreamAccumulator, event: Any) -> Events:
+    delta = _get(event, "delta")
+    kind = _type(delta)
+    if kind == "text_delta":
+        return acc.text(_get(delta, "text"))
+    if kind == "input_json_delta":
+        return acc.add_arguments(_get(event, "index"), _get(delta, "partial_json"))
+    if kind == "thinking_delta":
+        _current_thinking(acc)["thinking"] += _get(delta, "thinking")
+        return acc.reasoning(_get(delta, "thinking"))
+    elif kind == "signature_delta":
+        # Sent whole, once per block; replaced as the SDK's own accumulator does.
+        _current_thinking(acc)["signature"] = _get(delta, "signature")
+    return []
+
+
+def _on_block_stop(acc: StreamAccumulator, event: Any) -> Events:
+    return acc.end_call(_get(event, "index"))
+
+
+def _on_message_delta(acc: StreamAccumulator, event: Any) -> Events:
+    acc.native_stop = _get(_get(event, "delta"), "stop_reason")
+    usage = _get(event, "usage")
+    if usage is not None:
+        # message_delta's counts are cumulative and update message_start's: output always,
+        # input and cache counts when server tools ran. Fields it leaves out keep their value.
+        merged = _merged_usage(acc.scratch.get("anthropic_usage"), usage)
+        acc.scratch["anthropic_usage"] = merged
+        acc.usage = _map_usage(merged)
+    return []
+
+
+def _merged_usage(start: Any, update: Any) -> Any:
+    """message_start's usage with message_delta's non-null fields over it."""
+    fields = (
+        "input_tokens",
+        "output_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+        "output_tokens_details",
+    )
+    merged = {f: _get(start, f) for f in fields}
+    merged.update({f: _get(update, f) for f in fields if _get(update, f) is not None})
+    return SimpleNamespace(**merged)
+
+
+def _on_message_stop(acc: StreamAccumulator, event: Any) -> Events:
+    acc.finished = True
+    return []
+
+
+def _thinking_list(acc: StreamAccumulator) -> list[dict[str, Any]]:
+    data = acc.provider_data.setdefault("anthropic", {"thinking": []})
+    thinking: list[dict[str, Any]] = data["thinking"]
+    return thinking
+
+
+def _current_thinking(acc: StreamAccumulator) -> dict[str, Any]:
+    """The thinking block a delta belongs to: content blocks are sent one after the other,
+    so it is the latest one."""
+    thinking = _thinking_list(acc)
+    if not thinking or thinking[-1]["type"] != "thinking":
+        thinking.append({"type": "thinking", "thinking": "", "signature": ""})
+    return thinking[-1]
+
+
+_EVENT_HANDLERS: dict[str, Callable[[StreamAccumulator, Any], Events]] = {
+    "message_start": _on_message_start,
+    "content_block_start": _on_block_start,
+    "content_block_delta": _on_block_delta,
+    "content_block_stop": _on_block_stop,
+    "message_delta": _on_message_delta,
+    "message_stop": _on_message_stop,
+}
+
+__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicInterface"]

@@ -1,0 +1,1 @@
+"""The azure wire: everything Zerda knows about this protocol, library side."""

@@ -1,0 +1,1 @@
+"""The bedrock wire: everything Zerda knows about this protocol, library side."""

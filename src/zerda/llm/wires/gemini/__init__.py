@@ -1,0 +1,1 @@
+"""The gemini wire: everything Zerda knows about this protocol, library side."""

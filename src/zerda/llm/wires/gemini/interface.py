@@ -1,0 +1,922 @@
+"""Google Gemini through the official ``google-genai`` SDK (3.x).
+
+History rules (https://ai.google.dev/gemini-api/docs/function-calling): the system prompt is
+``systemInstruction``; roles are ``user`` and ``model``; the assistant's calls are
+``functionCall`` parts and ALL results of a turn travel in ONE ``user`` content of
+``functionResponse`` parts (a non-dict output wrapped as ``{"result": output}``, an error
+as ``{"error": output}``), matched to their call by id when the call had one, else by
+position. Gemini 3 refuses a history whose function calls lost their ``thought_signature``
+(https://ai.google.dev/gemini-api/docs/thought-signatures): Zerda keeps each one, as base64
+text, in ``provider_data["gemini"]["thought_signatures"]`` (aligned with ``tool_calls``) and
+sends it back on the part; a model turn that carries none (another provider's, or an older
+Gemini's) gets Google's documented placeholder signature on its first call.
+
+Zerda writes the REST body (the JSON ``models.generate_content`` would send, key for key) and
+posts it through google-genai's own API client: see _gemini_sdk (issue 12's fast path).
+``**native`` keyword arguments are ``GenerateContentConfig`` fields (safety_settings,
+thinking_config, response_mime_type...), validated and converted by the SDK over Zerda's.
+google-genai's own retry neither honours Retry-After nor retries a dropped connection, so
+it is left off and :meth:`GeminiInterface._retrying` implements DESIGN.md §5's.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import builtins
+import functools
+import io
+import json
+import re
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
+from itertools import chain, islice
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from zerda.llm._retry import retry_after_from_headers
+from zerda.llm.base import BaseLLMInterface, Request, _running_loop, signature_options
+from zerda.llm.batch import BatchStatus, ItemOutcome
+from zerda.llm.errors import (
+    ConnectionError,
+    InvalidRequestError,
+    TimeoutError,
+    UnknownError,
+    ZerdaError,
+    error_from_status,
+    malformed_response,
+)
+from zerda.llm.parts import is_parts, text_of
+from zerda.llm.reasoning import Plan
+from zerda.llm.registry import Media
+from zerda.llm.tools import parse_gemini_tool_calls, to_gemini_tools
+from zerda.llm.usage import make_usage, plus
+from zerda.llm.wires.gemini import batch as _batch_gemini
+from zerda.llm.wires.gemini import sdk as _gemini_sdk
+
+if TYPE_CHECKING:
+    from zerda.llm._stream import StreamAccumulator
+    from zerda.llm._structured import OutputSpec
+
+T = TypeVar("T")
+Event = dict[str, Any]
+
+_STOP_REASONS = {
+    "STOP": "end_turn",
+    "MAX_TOKENS": "max_tokens",
+    "SAFETY": "content_filter",
+    "RECITATION": "content_filter",
+    "BLOCKLIST": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "SPII": "content_filter",
+    "IMAGE_SAFETY": "content_filter",
+    "IMAGE_PROHIBITED_CONTENT": "content_filter",
+    "IMAGE_RECITATION": "content_filter",
+}
+# A response with no candidates and a prompt_feedback.block_reason: the prompt was blocked.
+PROMPT_BLOCKED = "PROMPT_BLOCKED"
+
+_TOOL_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
+
+# Google's documented stand-in for a signature the history does not have (a call another
+# provider made): https://ai.google.dev/gemini-api/docs/thought-signatures
+# The user turn put before a history that starts with the model (see _map_messages).
+_OPENING = "(conversation continued)"
+# (as sent: the URL-safe base64 of its bytes, which is the same text)
+_PLACEHOLDER_SIGNATURE = "skip_thought_signature_validator"
+
+_GEMINI_VERSION = re.compile(r"(?:models/)?gemini-(\d+)")
+_END = object()  # anext's default: the stream ended before its first chunk
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")  # google.protobuf.Duration, e.g. "27s"
+
+
+class GeminiInterface(BaseLLMInterface):
+    """Gemini through ``google.genai.Client`` (its ``.aio`` side for the async methods).
+
+    The API key comes from ``api_key``, else ``GOOGLE_API_KEY``, else ``GEMINI_API_KEY``
+    (the SDK's own order). Any other keyword option goes to ``genai.Client`` (``vertexai``,
+    ``project``, ``location``, ``http_options`` — merged under Zerda's base_url/timeout).
+    ``client=`` takes a ready ``genai.Client`` (its ``.aio`` serves the async methods) or a
+    ``genai.client.AsyncClient`` (then a sync client is built when first needed).
+    """
+
+    provider = "gemini"
+    # The last chunk of a complete stream carries the candidate's finishReason (or, for a
+    # blocked prompt, promptFeedback.blockReason):
+    # https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent
+    stream_final_event = "a chunk with a finishReason"
+
+    def __init__(self, model: str | None = None, **kwargs: Any) -> None:
+        super().__init__(model, **kwargs)
+        sdk: Any = self.sdk
+        if self._client is not None and isinstance(self._client, sdk.client.AsyncClient):
+            self._async_client, self._client = self._client, None
+        elif self._client is not None:
+            self._async_client = self._client.aio  # a ready Client: its .aio, kept, not closed
+
+    # --- clients --------------------------------------------------------------------------
+
+    def _option_names(self) -> tuple[str, frozenset[str] | None]:
+        """Other options go to ``genai.Client()`` (api_key is Zerda's own)."""
+        sdk: Any = self.sdk
+        return "google.genai.Client()", signature_options(sdk.Client.__init__, {"api_key"})
+
+    def _check_key(self) -> None:
+        # Vertex AI signs with Google Cloud credentials (ADC), not an API key.
+        if not self.options.get("vertexai"):
+            super()._check_key()
+
+    def _http_options(self) -> Any:
+        types = self.sdk.types  # type: ignore[union-attr]
+        given = self.options.get("http_options") or {}
+        options = given.model_dump(exclude_none=True) if hasattr(given, "model_dump") else given
+        options = {**options}
+        if self.base_url is not None:
+            options["base_url"] = self.base_url
+        if self.timeout is not None:
+            options["timeout"] = int(self.timeout * 1000)  # the SDK counts milliseconds
+        options["client_args"] = _with_hook(options.get("client_args"), _track_response)
+        options["async_client_args"] = _with_hook(
+            options.get("async_client_args"), _track_response_async
+        )
+        return types.HttpOptions(**options)
+
+    def _make_client(self) -> Any:
+        # Held for the interface's lifetime: a genai.Client closes its HTTP clients (the
+        # .aio one's too) when garbage-collected.
+        options = {k: v for k, v in self.options.items() if k != "http_options"}
+        return self.sdk.Client(  # type: ignore[union-attr]
+            api_key=self.api_key, http_options=self._http_options(), **options
+        )
+
+    def _make_async_client(self) -> Any:
+        # A Client of its own for each event loop: its .aio's httpx client is bound to the
+        # loop it runs on, and .aio.aclose() closes only that one (the sync client's
+        # connections are untouched). The parent Client may be collected: its finalizer
+        # closes only its sync side.
+        return self._make_client().aio
+
+    # --- request --------------------------------------------------------------------------
+
+    def _tool_results_media(self) -> Media:
+        """Media in FunctionResponse.parts are a Gemini 3 feature
+        (https://ai.google.dev/gemini-api/docs/function-calling#multimodal): for an older
+        Gemini model, media from tools travel in a user message after the results."""
+        match = _GEMINI_VERSION.match(self.model or "")
+        if match and int(match.group(1)) < 3:
+            return Media()
+        return super()._tool_results_media()
+
+    def _build_request(self, req: Request) -> dict[str, Any]:
+        """Zerda's REST body (see _gemini_sdk), for the API the client speaks: what the model
+        path, the tools' form and a few keys depend on."""
+        api_client = self._api_client()
+        native = dict(req.native)
+        config = _map_config(req, self._native_output(req))
+        contents = _map_messages(req.messages, bool(api_client.vertexai))
+        return {
+            "model": self.model,
+            "body": _map_body(api_client, contents, config, native),
+            "http_options": _with_timeout(native.get("http_options"), req.timeout),
+            # google-genai 3.x's automatic continuation, on unless the caller turns it off.
+            "continuation": native.get("automatic_continuation") is not False,
+        }
+
+    def _api_client(self) -> Any:
+        """google-genai's API client of a client this interface has, else of the one the
+        call will use (the async one inside an event loop): the request is written for the
+        API it speaks (Gemini API or Vertex AI, as the client resolved it)."""
+        client = self._client if self._client is not None else self._async_client
+        if client is None:
+            client = self.async_client if _running_loop() is not None else self.client
+        return client._api_client
+
+    def _map_response_format(self, output: OutputSpec) -> dict[str, Any]:
+        """JSON output, and the caller's JSON Schema as it is: ``response_json_schema``
+        takes JSON Schema (``$ref``, ``anyOf``...), unlike ``response_schema``
+        (https://ai.google.dev/gemini-api/docs/structured-output)."""
+        config: dict[str, Any] = {"response_mime_type": "application/json"}
+        if output.schema is not None:
+            config["response_json_schema"] = output.schema
+        return config
+
+    def _call(self, native: dict[str, Any]) -> Any:
+        api_client = self.client._api_client
+        return self._retrying(lambda: _gemini_sdk.send(api_client, **native))
+
+    async def _call_async(self, native: dict[str, Any]) -> Any:
+        api_client = self.async_client._api_client
+        return await self._retrying_async(lambda: _gemini_sdk.send_async(api_client, **native))
+
+    # --- batch (Batch Mode with inline requests; see _batch_gemini) ------------------------
+
+    def _batch_submit(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        config, src, upload = _batch_job(items, options, self.client._api_client)
+        if upload is not None:
+            src = self.client.files.upload(file=io.BytesIO(src), config=upload).name
+        return str(self.client.batches.create(model=self.model, src=src, config=config).name)
+
+    async def _batch_submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        client = self.async_client
+        config, src, upload = _batch_job(items, options, client._api_client)
+        if upload is not None:
+            src = (await client.files.upload(file=io.BytesIO(src), config=upload)).name
+        return str((await client.batches.create(model=self.model, src=src, config=config)).name)
+
+    def _batch_poll(self, batch_id: str) -> BatchStatus:
+        return _batch_gemini.map_batch_status(self.client.batches.get(name=batch_id))
+
+    async def _batch_poll_async(self, batch_id: str) -> BatchStatus:
+        return _batch_gemini.map_batch_status(await self.async_client.batches.get(name=batch_id))
+
+    def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        job = self.client.batches.get(name=batch_id)
+        name = _batch_gemini.results_file(job)
+        if name is None:
+            return _batch_gemini.map_batch_output(job, self.provider)
+        text = self.client.files.download(file=name).decode("utf-8")
+        return _batch_gemini.map_batch_file_output(text, self.sdk.types, self.provider)  # type: ignore[union-attr]
+
+    async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        job = await self.async_client.batches.get(name=batch_id)
+        name = _batch_gemini.results_file(job)
+        if name is None:
+            return _batch_gemini.map_batch_output(job, self.provider)
+        text = (await self.async_client.files.download(file=name)).decode("utf-8")
+        return _batch_gemini.map_batch_file_output(text, self.sdk.types, self.provider)  # type: ignore[union-attr]
+
+    def _batch_cancel(self, batch_id: str) -> BatchStatus:
+        self.client.batches.cancel(name=batch_id)  # answers nothing: the job says where it is
+        return self._batch_poll(batch_id)
+
+    async def _batch_cancel_async(self, batch_id: str) -> BatchStatus:
+        await self.async_client.batches.cancel(name=batch_id)
+        return await self._batch_poll_async(batch_id)
+
+    # --- retries (Zerda's: base.py runs the loop and decides) -----------------------------
+
+    def _retry_after(self, exc: BaseException) -> float | None:
+        return _retry_after(exc)
+
+    # --- response -------------------------------------------------------------------------
+
+    def _map_response(self, raw: Any) -> dict[str, Any]:
+        if _is_empty(raw):
+            raise _empty_error("body")
+        candidate = _first_candidate(raw)
+        parts = _candidate_parts(candidate)
+        calls = parse_gemini_tool_calls({"candidates": [candidate] if candidate else []})
+        return self._make_result(
+            _map_text(parts),
+            calls,
+            _native_stop(raw, candidate),
+            _map_usage(raw.usage_metadata),
+            _map_provider_data(parts),
+            _map_thoughts(parts),
+        )
+
+    def _map_stop_reason(self, native: Any) -> str:
+        if native == PROMPT_BLOCKED:
+            return "content_filter"
+        name = getattr(native, "value", native)
+        return _STOP_REASONS.get(name, "other") if isinstance(name, str) else "other"
+
+    def _map_error(self, exc: BaseException) -> ZerdaError | None:
+        sdk: Any = self.sdk
+        if isinstance(exc, sdk.errors.APIError):
+            return _map_api_error(exc, self.provider)
+        if isinstance(exc, (sdk.errors.UnknownApiResponseError, json.JSONDecodeError)):
+            return malformed_response(self.provider, str(exc))
+        timeouts, transport = _transport_errors(timeouts_only=True), _transport_errors()
+        if isinstance(exc, timeouts):
+            return TimeoutError(f"request timed out: {exc}")
+        if isinstance(exc, (builtins.ConnectionError, *transport)):
+            return ConnectionError(f"{type(exc).__name__}: {exc}")
+        if _is_validation_error(exc):
+            # The request was checked before sending: this is the response not fitting the
+            # SDK's models (e.g. integer enums, which only the Go SDK asks for).
+            return malformed_response(
+                self.provider, f"it does not fit google-genai's models: {exc}"
+            )
+        return None
+
+    # --- streaming ------------------------------------------------------------------------
+
+    @contextmanager
+    def _open_stream(self, native: dict[str, Any]) -> Iterator[Iterator[Any]]:
+        api_client = self.client._api_client
+
+        def start() -> tuple[Iterator[Any], list[Any]]:
+            # The SDK sends the request on the first next(): retried until a chunk arrives.
+            chunks = _gemini_sdk.send_streamed(api_client, **native)
+            return chunks, list(islice(chunks, 1))
+
+        with _tracking_responses() as responses:
+            chunks, first = self._retrying(start)
+        try:
+            yield _chain(first, chunks)
+        finally:
+            getattr(chunks, "close", lambda: None)()
+            for response in responses:
+                response.close()
+
+    @asynccontextmanager
+    async def _open_stream_async(self, native: dict[str, Any]) -> AsyncIterator[AsyncIterator[Any]]:
+        api_client = self.async_client._api_client
+
+        async def start() -> tuple[AsyncIterator[Any], list[Any]]:
+            chunks = _gemini_sdk.send_streamed_async(api_client, **native)
+            first = await anext(chunks, _END)
+            return chunks, [] if first is _END else [first]
+
+        with _tracking_responses() as responses:
+            chunks, first = await self._retrying_async(start)
+        try:
+            yield _chain_async(first, chunks)
+        finally:
+            aclose = getattr(chunks, "aclose", None)
+            if aclose is not None:
+                await aclose()
+            # Closing the SDK's outer generator leaves its inner ones, down to the one
+            # reading the HTTP response, to the event loop's finalizer: close it now.
+            for response in responses:
+                await response.aclose()
+
+    def _feed(self, acc: StreamAccumulator, chunk: Any) -> list[Event]:
+        candidate = _first_candidate(chunk)
+        if chunk.usage_metadata is not None:
+            acc.usage = _map_usage(chunk.usage_metadata)
+        native = _native_stop(chunk, candidate)
+        if native is not None:
+            acc.native_stop = native
+            acc.finished = True
+        events: list[Event] = []
+        for part in _candidate_parts(candidate):
+            if part.function_call is not None:
+                events += _feed_call(acc, part)
+            elif part.text and part.thought:
+                events += acc.reasoning(part.text)
+            elif part.text:
+                events += acc.text(part.text)
+        return events
+
+
+def _batch_job(
+    items: list[tuple[str, dict[str, Any]]], options: dict[str, Any], api_client: Any
+) -> tuple[Any, Any, Any]:
+    """(the job's config, its source, the upload config) for ``batches.create``: the inline
+    requests and no upload, or the JSONL file's bytes and the config to upload them with
+    (sync and async differ only in the awaited calls)."""
+    options = dict(options)
+    items = _sdk_items(items)
+    use_file = _batch_gemini.uses_file(items, options.pop("input", None))
+    config = _batch_gemini.map_batch_job(items, options)
+    if not use_file:
+        return config, _batch_gemini.map_batch_requests(items), None
+    data = _batch_gemini.map_batch_file(items, api_client)
+    return config, data, _batch_gemini.map_upload(config)
+
+
+def _sdk_items(items: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """Batch requests as ``generate_content``'s keyword arguments (Batch Mode goes through
+    the SDK's own batch converters: _batch_gemini)."""
+    return [(cid, _gemini_sdk.sdk_kwargs(native["model"], native["body"])) for cid, native in items]
+
+
+# --- messages -----------------------------------------------------------------------------
+#
+# The request is written as the REST JSON google-genai puts on the wire
+# (https://ai.google.dev/api/generate-content), key for key: where the SDK sends one of its
+# models as it is (its inline data and file data, the function responses of the Gemini API,
+# the function calling config of Vertex AI, the thinking config) the keys are that model's
+# snake_case field names, which the API takes as well as the camelCase ones; bytes are
+# URL-safe base64 (google-genai's ``_common.encode_unserializable_types``).
+# tests/llm/providers/test_gemini_rest.py checks every body against the SDK's converter.
+
+
+def _map_messages(messages: list[dict[str, Any]], vertex: bool = False) -> list[dict[str, Any]]:
+    """Unified history -> Gemini contents: each run of tool results is one ``user`` content;
+    consecutive contents of one role are merged; messages without parts are dropped. One
+    pass, no copies of the caller's arguments or outputs (the body is only encoded)."""
+    contents: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    for message in messages:
+        role = message["role"]
+        if role == "tool":
+            results.append(message)
+            continue
+        if results:
+            _append(contents, "user", _map_tool_results(results, calls, vertex))
+            results = []
+        if role == "assistant":
+            calls = message["tool_calls"]
+            role, parts = "model", _map_model_parts(message)
+        else:
+            parts = _map_user_parts(message["content"])
+        if not parts:
+            continue
+        if contents and contents[-1]["role"] == role:
+            contents[-1]["parts"].extend(parts)  # our own list, built here
+        else:
+            contents.append({"parts": parts, "role": role})
+    if results:
+        _append(contents, "user", _map_tool_results(results, calls, vertex))
+    if not contents:
+        # Checked here, as google-genai's own check is a bare ValueError.
+        raise InvalidRequestError("messages: Gemini needs at least one non-empty message")
+    if contents[0]["role"] == "model":
+        # "Please ensure that function call turn comes immediately after a user turn or
+        # after a function response turn" (https://ai.google.dev/gemini-api/docs/function-calling):
+        # a history that starts with the model (a conversation continued from another
+        # provider, a summary put first) gets a user turn before it (docs/decisions.md).
+        contents.insert(0, {"parts": [{"text": _OPENING}], "role": "user"})
+    return contents
+
+
+def _append(contents: list[dict[str, Any]], role: str, parts: list[dict[str, Any]]) -> None:
+    if not parts:
+        return
+    if contents and contents[-1]["role"] == role:
+        contents[-1]["parts"].extend(parts)  # our own list, built in _map_messages
+    else:
+        contents.append({"parts": parts, "role": role})
+
+
+def _map_model_parts(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """An assistant message's text and function calls."""
+    text = message["content"]
+    calls = _map_call_parts(message) if message["tool_calls"] else []
+    return [{"text": text}, *calls] if text else calls
+
+
+def _map_user_parts(content: str | list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    if isinstance(content, list):
+        return [_map_part(p) for p in content if p["type"] != "text" or p["text"]]
+    return [{"text": content}] if content else []
+
+
+def _map_part(
+    part: dict[str, Any], inline: str = "inlineData", file: str = "fileData"
+) -> dict[str, Any]:
+    """One content part: text, ``inlineData`` (URL-safe base64) or ``fileData`` for a URL or
+    a gs:// / Files API URI (https://ai.google.dev/gemini-api/docs/file-input-methods);
+    ``inline`` / ``file``: the keys they go under (function responses differ)."""
+    if part["type"] == "text":
+        return {"text": part["text"]}
+    if "data" in part:
+        return {inline: {"data": _urlsafe(part["data"]), "mime_type": part["media_type"]}}
+    uri = part.get("url") or part["uri"]
+    if not part.get("media_type"):
+        raise InvalidRequestError(
+            f"Gemini needs the media_type of {uri!r} (file_data.mime_type): add 'media_type'"
+        )
+    return {file: {"file_uri": uri, "mime_type": part["media_type"]}}
+
+
+def _urlsafe(data: str) -> str:
+    """Checked base64 data as google-genai sends bytes: URL-safe base64. The check leaves
+    standard, padded base64 without line breaks, which differs from the URL-safe form only
+    in two characters: no second encoding of the payload."""
+    return data.replace("+", "-").replace("/", "_")
+
+
+def _map_call_parts(message: dict[str, Any]) -> list[dict[str, Any]]:
+    calls = message["tool_calls"]
+    if not calls:
+        return []
+    provider_data = message.get("provider_data")
+    signatures: list[str | None] = (
+        _signatures(provider_data, len(calls)) if provider_data else [None] * len(calls)
+    )
+    if not any(signatures):
+        signatures[0] = _PLACEHOLDER_SIGNATURE  # Gemini 3 needs one on the turn's first call
+    parts = []
+    for call, signature in zip(calls, signatures, strict=True):
+        function_call: dict[str, Any] = {"args": call["arguments"], "name": call["name"]}
+        if call["id"]:
+            function_call["id"] = call["id"]
+        part: dict[str, Any] = {"functionCall": function_call}
+        if signature:
+            part["thoughtSignature"] = signature
+        parts.append(part)
+    return parts
+
+
+def _signatures(provider_data: Any, count: int) -> list[str | None]:
+    """The calls' thought signatures as the URL-safe base64 sent (None where a call has
+    none)."""
+    gemini = (provider_data or {}).get("gemini") if isinstance(provider_data, dict) else None
+    texts = gemini.get("thought_signatures") if isinstance(gemini, dict) else None
+    texts = list(texts) if isinstance(texts, list) else []
+    texts = (texts + [None] * count)[:count]
+    return [_wire_signature(j, t) for j, t in enumerate(texts)]
+
+
+def _wire_signature(j: int, text: Any) -> str | None:
+    raw = _decode_signature(j, text)
+    return base64.urlsafe_b64encode(raw).decode("ascii") if raw else None
+
+
+def _decode_signature(j: int, text: Any) -> bytes | None:
+    if not text:
+        return None
+    if not isinstance(text, str):
+        raise InvalidRequestError(f"provider_data gemini thought_signatures[{j}] must be text")
+    try:
+        # Standard or URL-safe alphabet, padding optional.
+        return base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_", validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidRequestError(
+            f"provider_data gemini thought_signatures[{j}] is not base64: {text[:20]!r}"
+        ) from None
+
+
+def _map_tool_results(
+    results: list[dict[str, Any]], calls: list[dict[str, Any]], vertex: bool = False
+) -> list[dict[str, Any]]:
+    """One turn's results as function_response parts, in the order of their calls (the base
+    class paired each result with its call: by id, else by position)."""
+    if len(results) == 1:
+        return [_map_tool_result(results[0], vertex)]
+    order = {c["id"]: i for i, c in enumerate(calls) if c["id"]}
+    ranked = sorted(
+        enumerate(results), key=lambda item: order.get(item[1]["tool_call_id"], item[0])
+    )
+    return [_map_tool_result(result, vertex) for _, result in ranked]
+
+
+def _map_tool_result(message: dict[str, Any], vertex: bool = False) -> dict[str, Any]:
+    output = message["content"]
+    media: list[dict[str, Any]] = []
+    if is_parts(output):
+        # Media travel as FunctionResponse.parts, the text as the response
+        # (https://ai.google.dev/gemini-api/docs/function-calling#multimodal). The Gemini
+        # API's converter sends the FunctionResponse model as it is (snake_case parts),
+        # Vertex AI's renames the parts' fields.
+        keys = ("inlineData", "fileData") if vertex else ("inline_data", "file_data")
+        media = [_map_part(p, *keys) for p in output if p["type"] not in ("text", "cache_point")]
+        text = text_of(output)
+        output = text if text or not media else None
+    if message["is_error"]:
+        response = {"error": output}
+    elif isinstance(output, dict):
+        response = output
+    else:
+        response = {} if output is None else {"result": output}
+    function_response: dict[str, Any] = {"name": message["name"], "response": response}
+    if message["tool_call_id"]:
+        function_response["id"] = message["tool_call_id"]
+    if media:
+        function_response["parts"] = media
+    return {"functionResponse": function_response}
+
+
+# --- tools, tool_choice, options -------------------------------------------------------
+
+
+def _map_tools(tools: list[dict[str, Any]] | None) -> str | None:
+    """Zerda's adapted declarations, as the JSON key of the SDK-converted tools
+    (:func:`_gemini_sdk.rest_tools` caches them per tool set)."""
+    if not tools:
+        return None
+    # The schema adaptation costs ~60 µs a tool and the same tools come back every turn.
+    return _adapted_tools(json.dumps(tools, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _adapted_tools(tools_json: str) -> str:
+    return json.dumps(to_gemini_tools(json.loads(tools_json)))
+
+
+def _map_tool_choice(choice: str | dict[str, str] | None, vertex: bool = False) -> Any:
+    """DESIGN.md §6: mode AUTO / NONE / ANY; a named tool is ANY + allowed function names
+    (the Gemini API's converter renames them; Vertex AI's sends the model as it is)."""
+    if choice is None:
+        return None
+    if isinstance(choice, dict):
+        names = "allowed_function_names" if vertex else "allowedFunctionNames"
+        config: dict[str, Any] = {"mode": "ANY", names: [choice["name"]]}
+    else:
+        config = {"mode": _TOOL_MODES[choice]}
+    return {"functionCallingConfig": config}
+
+
+def _map_options(req: Request) -> dict[str, Any]:
+    # parallel_tool_calls: Gemini has no such switch; it is ignored. GenerateContentConfig
+    # holds temperature and top_p as floats (the SDK sends 1 as 1.0).
+    options = {
+        "max_output_tokens": req.max_tokens,
+        "temperature": _float(req.temperature),
+        "top_p": _float(req.top_p),
+        "stop_sequences": list(req.stop) if req.stop else None,
+    }
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def _float(value: float | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def _map_reasoning(plan: Plan | None) -> dict[str, Any] | None:
+    """``thinking_config``: ``thinking_level`` (Gemini 3) or ``thinking_budget`` (2.5, or a
+    budget the caller gave), with ``include_thoughts`` so the thought parts come back:
+    https://ai.google.dev/gemini-api/docs/thinking (google-genai sends the ThinkingConfig
+    model as it is: snake_case keys, the level in capitals)."""
+    if plan is None:
+        return None
+    if not plan.on:
+        return {"thinking_budget": plan.off}
+    config: dict[str, Any] = {"include_thoughts": plan.summary}
+    if plan.budget is not None:
+        config["thinking_budget"] = plan.budget
+    elif plan.effort is not None:
+        config["thinking_level"] = str(plan.effort).upper()
+    return config
+
+
+def _map_config(req: Request, output: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Zerda's own GenerateContentConfig fields, by their SDK names (``output``: the
+    structured-output ones); ``**native`` goes through the SDK (see _map_body)."""
+    config: dict[str, Any] = {}
+    if req.system:
+        config["system_instruction"] = req.system
+    tools = _map_tools(req.tools)
+    if tools:
+        config["tools"] = tools
+        tool_choice = req.tool_choice
+        if tool_choice is not None:
+            config["tool_config"] = tool_choice
+    config.update(_map_options(req))
+    config.update(output or {})
+    thinking = _map_reasoning(req.reasoning)
+    if thinking:
+        config["thinking_config"] = thinking
+    return config
+
+
+# Where each of Zerda's own fields goes in the body: top level, or generationConfig.
+_GENERATION_KEYS = {
+    "max_output_tokens": "maxOutputTokens",
+    "temperature": "temperature",
+    "top_p": "topP",
+    "stop_sequences": "stopSequences",
+    "response_mime_type": "responseMimeType",
+    "response_json_schema": "responseJsonSchema",
+    "thinking_config": "thinkingConfig",
+}
+
+
+def _map_body(
+    api_client: Any, contents: list[dict[str, Any]], config: dict[str, Any], native: dict[str, Any]
+) -> dict[str, Any]:
+    """The GenerateContentRequest: the contents, Zerda's fields, then the ``**native`` ones
+    (GenerateContentConfig fields, converted by the SDK) over them, a field at a time as
+    before (a native ``temperature=None`` removes Zerda's)."""
+    vertex = bool(api_client.vertexai)
+    mine = {k: v for k, v in config.items() if k not in native}
+    body: dict[str, Any] = {"contents": contents}
+    if "system_instruction" in mine:
+        body["systemInstruction"] = {
+            "parts": [{"text": mine["system_instruction"]}],
+            "role": "user",
+        }
+    if "tools" in mine:
+        body["tools"] = _gemini_sdk.rest_tools(api_client, mine["tools"])
+    if "tool_config" in mine:
+        body["toolConfig"] = _map_tool_choice(mine["tool_config"], vertex)
+    generation = {_GENERATION_KEYS[k]: v for k, v in mine.items() if k in _GENERATION_KEYS}
+    if native:
+        top, native_generation = _gemini_sdk.convert_config(api_client, native)
+        body.update(top)
+        generation.update(native_generation)
+    body["generationConfig"] = generation  # google-genai sends it even when empty
+    return body
+
+
+def _with_timeout(http_options: Any, timeout: float | None) -> Any:
+    """A per-call timeout: google-genai takes per-request ``http_options``
+    (https://googleapis.github.io/python-genai/#per-request-http-options), in milliseconds;
+    merged over any ``http_options`` the caller gave."""
+    if timeout is None:
+        return http_options
+    given = http_options or {}
+    options = given.model_dump(exclude_none=True) if hasattr(given, "model_dump") else dict(given)
+    return {**options, "timeout": int(timeout * 1000)}
+
+
+# --- response pieces ----------------------------------------------------------------------
+
+
+def _is_empty(raw: Any) -> bool:
+    """No candidates, no prompt feedback and no usage: nothing was answered (an empty body).
+    ``{"candidates": [], "usageMetadata": ...}`` is an answer, if an empty one."""
+    return not raw.candidates and raw.prompt_feedback is None and raw.usage_metadata is None
+
+
+def _empty_error(what: str) -> Exception:
+    """google-genai reads an empty 200 body (or stream) as {} where it refuses any other
+    non-JSON body: its own error for that, which _map_error makes a ServerError that is
+    not retried, chained to it."""
+    from google.genai import errors
+
+    return errors.UnknownApiResponseError(
+        f"the {what} is empty (no candidates, prompt feedback or usage)"
+    )
+
+
+def _first_candidate(raw: Any) -> Any:
+    candidates = raw.candidates or []
+    return candidates[0] if candidates else None
+
+
+def _candidate_parts(candidate: Any) -> list[Any]:
+    content = candidate.content if candidate is not None else None
+    return list(content.parts or []) if content is not None else []
+
+
+def _map_text(parts: list[Any]) -> str | None:
+    # Parts with thought=true are the model's reasoning summary, not its answer.
+    return "".join(p.text for p in parts if p.text and not p.thought) or None
+
+
+def _native_stop(raw: Any, candidate: Any) -> Any:
+    if candidate is not None:
+        return candidate.finish_reason
+    feedback = getattr(raw, "prompt_feedback", None)
+    if feedback is not None and feedback.block_reason:
+        return PROMPT_BLOCKED
+    return None
+
+
+def _encode_signature(signature: bytes | None) -> str | None:
+    return base64.b64encode(signature).decode("ascii") if signature else None
+
+
+def _map_provider_data(parts: list[Any]) -> dict[str, Any] | None:
+    """The function-call parts' thought signatures, aligned with tool_calls; None if none."""
+    signatures = [
+        _encode_signature(p.thought_signature) for p in parts if p.function_call is not None
+    ]
+    return {"gemini": {"thought_signatures": signatures}} if any(signatures) else None
+
+
+def _map_thoughts(parts: list[Any]) -> str | None:
+    """The text of the parts with thought=true: the model's reasoning summary."""
+    return "".join(p.text for p in parts if p.text and p.thought) or None
+
+
+def _map_usage(usage: Any) -> dict[str, Any] | None:
+    """DESIGN.md §12: ``promptTokenCount`` already counts the cached tokens and
+    ``toolUsePromptTokenCount`` is input on top of it; ``candidatesTokenCount`` leaves out
+    the ``thoughtsTokenCount`` Google bills as output, so output is the two added
+    (https://ai.google.dev/api/generate-content#UsageMetadata). Gemini leaves zero counts
+    out of its JSON: in a usage that has a total, a missing addend is 0."""
+    if usage is None:
+        return None
+    zero = 0 if usage.total_token_count is not None else None
+    prompt, tool_use = usage.prompt_token_count, usage.tool_use_prompt_token_count
+    candidates, thoughts = usage.candidates_token_count, usage.thoughts_token_count
+    return make_usage(
+        plus(prompt, tool_use, zero),
+        plus(candidates, thoughts, zero),
+        cache_read=usage.cached_content_token_count,
+        reasoning=thoughts,
+    )
+
+
+# --- errors -------------------------------------------------------------------------------
+
+
+def _map_api_error(exc: Any, provider: str) -> ZerdaError:
+    code = exc.code if isinstance(exc.code, int) else None
+    message = exc.message or str(exc)
+    if exc.status:
+        message = f"{exc.status}: {message}"
+    if code is None:
+        return UnknownError(message, provider=provider)
+    return error_from_status(code, message, provider)
+
+
+def _transport_errors(timeouts_only: bool = False) -> tuple[type[BaseException], ...]:
+    """httpx's (and its fork httpx2's, google-genai's default) timeout or transport errors,
+    from whichever of the two is loaded."""
+    name = "TimeoutException" if timeouts_only else "TransportError"
+    found = []
+    for module in ("httpx", "httpx2"):
+        loaded = sys.modules.get(module)
+        if loaded is not None and hasattr(loaded, name):
+            found.append(getattr(loaded, name))
+    return tuple(found)
+
+
+def _is_validation_error(exc: BaseException) -> bool:
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(exc, pydantic.ValidationError)
+
+
+def _response_headers(exc: BaseException) -> Any:
+    response = getattr(exc, "response", None)
+    return getattr(response, "headers", None)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """Seconds from the Retry-After headers, else from the error's ``google.rpc.RetryInfo``
+    detail (``"retryDelay": "27s"``), which Gemini's 429s carry."""
+    after = retry_after_from_headers(_response_headers(exc))
+    return after if after is not None else _retry_info_delay(getattr(exc, "details", None))
+
+
+def _retry_info_delay(details: Any) -> float | None:
+    error = details.get("error") if isinstance(details, dict) else None
+    items = error.get("details") if isinstance(error, dict) else None
+    for item in items if isinstance(items, list) else []:
+        delay = item.get("retryDelay") if isinstance(item, dict) else None
+        match = _DURATION.match(delay) if isinstance(delay, str) else None
+        if match:
+            return float(match.group(1))
+    return None
+
+
+# --- stream pieces ------------------------------------------------------------------------
+
+# The HTTP responses opened by the stream being started in this context (thread or task);
+# None outside _tracking_responses. Filled by the SDK's httpx client through an event hook,
+# because google-genai hands out chunks, never the response they come from.
+_STREAM_RESPONSES: ContextVar[list[Any] | None] = ContextVar("zerda_gemini_responses", default=None)
+
+
+@contextmanager
+def _tracking_responses() -> Iterator[list[Any]]:
+    responses: list[Any] = []
+    token = _STREAM_RESPONSES.set(responses)
+    try:
+        yield responses
+    finally:
+        _STREAM_RESPONSES.reset(token)
+
+
+def _track_response(response: Any) -> None:
+    responses = _STREAM_RESPONSES.get()
+    if responses is not None:
+        responses.append(response)
+
+
+async def _track_response_async(response: Any) -> None:
+    _track_response(response)
+
+
+def _with_hook(client_args: Any, hook: Callable[[Any], Any]) -> dict[str, Any]:
+    """httpx client arguments with ``hook`` added to the response event hooks."""
+    args = dict(client_args or {})
+    hooks = dict(args.get("event_hooks") or {})
+    hooks["response"] = [*hooks.get("response", []), hook]
+    args["event_hooks"] = hooks
+    return args
+
+
+def _chain(first: list[Any], rest: Iterator[Any]) -> Iterator[Any]:
+    """The chunks, then an error if none of them held anything (an empty stream)."""
+    answered = False
+    for chunk in chain(first, rest):
+        answered = answered or not _is_empty(chunk)
+        yield chunk
+    if not answered:
+        raise _empty_error("stream")
+
+
+async def _chain_async(first: list[Any], rest: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    answered = False
+    for chunk in first:
+        answered = answered or not _is_empty(chunk)
+        yield chunk
+    async for chunk in rest:
+        answered = answered or not _is_empty(chunk)
+        yield chunk
+    if not answered:
+        raise _empty_error("stream")
+
+
+def _feed_call(acc: StreamAccumulator, part: Any) -> list[Event]:
+    """A whole function call (Gemini never splits one) and its thought signature, kept
+    aligned with ``acc.calls``; provider_data appears only once a call has a signature."""
+    call = parse_gemini_tool_calls({"candidates": [{"content": {"parts": [part]}}]})[0]
+    events = acc.whole_call(call.id, call.name, call.arguments)
+    signature = _encode_signature(part.thought_signature)
+    gemini = acc.provider_data.get("gemini")
+    if signature is None and gemini is None:
+        return events
+    if gemini is None:
+        gemini = acc.provider_data["gemini"] = {"thought_signatures": []}
+    signatures: list[str | None] = gemini["thought_signatures"]
+    signatures.extend([None] * (len(acc.calls) - 1 - len(signatures)))
+    signatures.append(signature)
+    return events
+
+
+__all__ = ["PROMPT_BLOCKED", "GeminiInterface"]

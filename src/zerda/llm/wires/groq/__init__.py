@@ -1,0 +1,1 @@
+"""The groq wire: everything Zerda knows about this protocol, library side."""

@@ -1,0 +1,1 @@
+"""The mistral wire: everything Zerda knows about this protocol, library side."""

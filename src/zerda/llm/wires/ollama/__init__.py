@@ -1,0 +1,1 @@
+"""The ollama wire: everything Zerda knows about this protocol, library side."""

@@ -1,0 +1,559 @@
+"""Ollama's native chat API (``POST /api/chat``) through the official ``ollama`` SDK.
+
+The SDK's ``Client`` / ``AsyncClient`` carry every request: host parsing (``base_url`` is
+its ``host``; ``OLLAMA_HOST`` when None), headers (``OLLAMA_API_KEY`` as a Bearer token),
+timeouts, HTTP errors as ``ollama.ResponseError``. The body is built here and sent
+through the client's ``_request`` (streams: its httpx client) rather than ``chat()``, because
+``chat()`` validates it through pydantic models that silently drop what Zerda must keep:
+tool schemas lose nested ``properties``, ``anyOf``, ``minimum``, ``additionalProperties``;
+tool-call ``id``s are removed from responses and ``tool_call_id`` from requests; ``**native``
+is limited to chat()'s own parameters. Responses are therefore read as plain dicts.
+
+Ollama cannot enforce ``tool_choice`` (the server has no such field): ``"none"`` sends no
+tools, a named tool sends only that tool, ``"auto"``/``"required"`` send all of them. The
+SDK has no retry, so :meth:`OllamaInterface._retrying` implements DESIGN.md §5's.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import weakref
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, TypeVar
+
+from zerda.llm._body_json import encode_body
+from zerda.llm._request import split_timeout
+from zerda.llm._retry import retry_after_from_headers
+from zerda.llm._stream import StreamAccumulator
+from zerda.llm._structured import OutputSpec
+from zerda.llm.base import BaseLLMInterface, Request, signature_options, tool_output_text
+from zerda.llm.errors import (
+    ConnectionError,
+    InvalidRequestError,
+    ServerError,
+    TimeoutError,
+    ZerdaError,
+    error_from_status,
+    excerpt,
+    malformed_response,
+)
+from zerda.llm.parts import is_parts, text_of
+from zerda.llm.reasoning import Plan
+from zerda.llm.tools import _get, parse_ollama_tool_calls, to_ollama_tools
+from zerda.llm.usage import make_usage
+
+Event = dict[str, Any]
+T = TypeVar("T")
+
+CHAT_PATH = "/api/chat"
+_STOP_REASONS = {"stop": "end_turn", "length": "max_tokens"}
+
+
+# --- request ---------------------------------------------------------------------------
+
+
+def _map_tool_call(call: dict[str, Any]) -> dict[str, Any]:
+    # Ollama takes arguments as an object, not JSON text.
+    out: dict[str, Any] = {"function": {"name": call["name"], "arguments": call["arguments"]}}
+    if call["id"]:
+        out["id"] = call["id"]
+    return out
+
+
+def _map_tool_result(message: dict[str, Any]) -> dict[str, Any]:
+    # Ollama pairs a result with its call by tool_name (and, on servers that send call ids,
+    # by tool_call_id; older servers ignore the unknown field). It has no is_error field.
+    # Media from tools were moved to a user message by the base: only text is left here.
+    output = message["content"]
+    if type(output) is not str:
+        output = text_of(output) if is_parts(output) else tool_output_text(output)
+    out = {"role": "tool", "content": output, "tool_name": message["name"]}
+    if message["tool_call_id"]:
+        out["tool_call_id"] = message["tool_call_id"]
+    return out
+
+
+def _map_message(message: dict[str, Any]) -> dict[str, Any]:
+    """One unified message (system removed, tool ids resolved) in Ollama's shape."""
+    role = message["role"]
+    if role == "tool":
+        return _map_tool_result(message)
+    content = message["content"]
+    out: dict[str, Any] = {"role": role, "content": text_of(content or "")}
+    images = (
+        [p["data"] for p in content if p["type"] == "image"] if isinstance(content, list) else ()
+    )
+    if images:
+        # message.images: base64 images, the server fetches no URL
+        # (https://github.com/ollama/ollama/blob/main/docs/api.md#chat-request-with-images).
+        out["images"] = images
+    if role == "assistant" and message["tool_calls"]:
+        out["tool_calls"] = [_map_tool_call(c) for c in message["tool_calls"]]
+    return out
+
+
+def _map_messages(system: str | None, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    head = [{"role": "system", "content": system}] if system else []
+    return head + [_map_message(m) for m in messages]
+
+
+def _map_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    return to_ollama_tools(tools)
+
+
+def _map_tool_choice(
+    choice: str | dict[str, str] | None, tools: list[dict[str, Any]] | None
+) -> list[dict[str, Any]] | None:
+    """The tools to send: the server has no tool_choice, so the closest Ollama can do is
+    to offer no tools ("none") or only the named one; "required" cannot be enforced."""
+    if not tools or choice == "none":
+        return None
+    if isinstance(choice, dict):
+        return [t for t in tools if t["function"]["name"] == choice["name"]]
+    return tools
+
+
+def _map_options(req: Request) -> dict[str, Any]:
+    """max_tokens (``num_predict``), temperature, top_p and stop: Ollama's ``options``."""
+    options = {
+        "num_predict": req.max_tokens,
+        "temperature": req.temperature,
+        "top_p": req.top_p,
+        "stop": req.stop,
+    }
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def _map_reasoning(plan: Plan | None) -> dict[str, Any]:
+    """``think``: true/false, or "low"/"medium"/"high" for gpt-oss, which cannot turn it
+    off (https://docs.ollama.com/capabilities/thinking)."""
+    if plan is None:
+        return {}
+    return {"think": plan.effort if plan.on else plan.off}
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    """A native ``options`` value (a dict or an ``ollama.Options``) as a plain dict."""
+    if hasattr(value, "model_dump"):
+        dumped: dict[str, Any] = value.model_dump(exclude_none=True)
+        return dumped
+    return dict(value)
+
+
+def _merge_native(body: dict[str, Any], native: dict[str, Any]) -> dict[str, Any]:
+    """``**native`` on top of the body; a native ``options`` dict is merged into the
+    mapped options (its keys win) rather than replacing them."""
+    extra = dict(native)
+    options = {**body.get("options", {}), **_as_dict(extra.pop("options", None) or {})}
+    merged = {**body, **extra}
+    if options:
+        merged["options"] = options
+    return merged
+
+
+# --- response --------------------------------------------------------------------------
+
+
+def _map_usage(raw: Any) -> dict[str, Any] | None:
+    """``prompt_eval_count`` (the prompt tokens evaluated) and ``eval_count`` (thinking
+    included); Ollama reports no cache or reasoning counts."""
+    prompt, completion = _get(raw, "prompt_eval_count"), _get(raw, "eval_count")
+    if prompt is None and completion is None:
+        return None
+    return make_usage(prompt, completion)
+
+
+def _map_stop_reason(native: Any) -> str:
+    # Ollama says "stop" for a natural end and for a stop string alike: stop_sequence
+    # cannot be told apart. It has no content filter.
+    return _STOP_REASONS.get(native, "other") if isinstance(native, str) else "other"
+
+
+def _body_error(raw: Any) -> ZerdaError | None:
+    """A 200 body that holds ``{"error": ...}`` and no message (a proxy, an old server),
+    or is not a chat response at all (``{}``, ``[]``, ``null``)."""
+    if isinstance(raw, dict) and raw.get("error") and "message" not in raw:
+        return ServerError(f"Ollama: {raw['error']}", retryable=False)
+    if not isinstance(raw, dict) or not isinstance(raw.get("message"), dict):
+        return malformed_response("ollama", f"no 'message' object in {excerpt(raw)}")
+    return None
+
+
+# --- retries ---------------------------------------------------------------------------
+
+
+def _response_headers(exc: BaseException) -> Any:
+    """The HTTP headers behind an error: ``ollama.ResponseError`` keeps none itself, but
+    the SDK raises it while handling httpx's HTTPStatusError, which stays its __context__."""
+    for candidate in (exc, exc.__cause__, exc.__context__):
+        response = getattr(candidate, "response", None)
+        headers = getattr(response, "headers", None)
+        if headers is not None:
+            return headers
+    return None
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    return retry_after_from_headers(_response_headers(exc))
+
+
+# --- the interface ---------------------------------------------------------------------
+
+
+class OllamaInterface(BaseLLMInterface):
+    """generate / stream on Ollama's native ``/api/chat`` (local or hosted).
+
+    ``base_url`` is the SDK's ``host`` (``OLLAMA_HOST`` when None); ``api_key`` (hosted
+    Ollama) is sent as ``Authorization: Bearer``; with none, the SDK sends
+    ``OLLAMA_API_KEY`` if set. Other keyword options go to ``ollama.Client`` (httpx
+    options such as ``headers`` or ``verify``). ``async_client=`` passes a ready
+    ``ollama.AsyncClient``.
+    """
+
+    provider = "ollama"
+    # https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-chat-completion
+    stream_final_event = 'the "done": true chunk'
+
+    def __init__(
+        self, model: str | None = None, *, async_client: Any = None, **kwargs: Any
+    ) -> None:
+        super().__init__(model, **kwargs)
+        if async_client is not None:
+            self._async_client = async_client
+            self._client_given = True
+
+    # --- clients ---
+
+    def _option_names(self) -> tuple[str, frozenset[str] | None]:
+        """Other options go to ``ollama.Client()``, which passes what it does not take
+        itself on to ``httpx.Client()``; host and timeout are Zerda's base_url and timeout."""
+        import httpx
+        from ollama._client import BaseClient  # Client(host, **kwargs) forwards its kwargs here
+
+        accepted = signature_options(
+            BaseClient.__init__,
+            {"client", "host", "timeout", "base_url"},
+            var_keyword_to=httpx.Client.__init__,
+        )
+        return "ollama.Client() (httpx.Client options)", accepted
+
+    def _native_names(self) -> frozenset[str]:
+        """The body fields ``**native`` may set: the parameters of the SDK's ``chat()``
+        (Ollama's /api/chat fields, https://docs.ollama.com/api/chat), not the ones Zerda
+        fills. The server ignores unknown fields: refused here, never silently dropped."""
+        sdk: Any = self.sdk
+        names = signature_options(sdk.Client.chat, {"model", "messages", "stream"})
+        return names or frozenset()
+
+    def _client_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {**self.options, "host": self.base_url, "timeout": self.timeout}
+        if self.api_key:
+            kwargs["headers"] = {
+                **kwargs.get("headers", {}),
+                "Authorization": f"Bearer {self.api_key}",
+            }
+        return kwargs
+
+    def _make_client(self) -> Any:
+        sdk: Any = self.sdk
+        return sdk.Client(**self._client_kwargs())
+
+    def _make_async_client(self) -> Any:
+        sdk: Any = self.sdk
+        return sdk.AsyncClient(**self._client_kwargs())
+
+    # --- request ---
+
+    def _build_request(self, req: Request) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": _map_messages(req.system, req.messages),
+        }
+        tools = _map_tool_choice(req.tool_choice, _map_tools(req.tools))
+        if tools:
+            body["tools"] = tools
+        options = _map_options(req)
+        if options:
+            body["options"] = options
+        body.update(self._native_output(req))
+        body.update(_map_reasoning(req.reasoning))
+        if req.native:
+            self._check_native(req.native)
+            body = _merge_native(body, req.native)
+        if req.timeout is not None:  # taken out by _call: httpx's per-request timeout
+            body["timeout"] = req.timeout
+        return body
+
+    def _check_native(self, native: dict[str, Any]) -> None:
+        accepted = self._native_names()
+        unknown = sorted(set(native) - accepted)
+        if unknown:
+            raise InvalidRequestError(
+                f"ollama's chat takes no argument {', '.join(map(repr, unknown))} "
+                f"(extra keyword arguments become /api/chat body fields: {', '.join(sorted(accepted))})"
+            )
+
+    def _map_response_format(self, output: OutputSpec) -> dict[str, Any]:
+        """``format``: the caller's JSON Schema, or "json"
+        (https://github.com/ollama/ollama/blob/main/docs/api.md#request-structured-outputs)."""
+        return {"format": output.schema if output.schema is not None else "json"}
+
+    # --- retries (the SDK has none; base.py runs the loop) ---
+
+    def _retry_after(self, exc: BaseException) -> float | None:
+        return _retry_after(exc)
+
+    # --- calls ---
+
+    def _call(self, kwargs: dict[str, Any]) -> Any:
+        body, extra = _split_body(kwargs, stream=False)
+        client = self.client
+        args = _send_args(client._client, body, extra)
+        # The body as the server sent it (the SDK's models drop call ids); _request_raw, as
+        # _request(dict, ...) would fail with a TypeError on a body that is not an object.
+        return self._retrying(lambda: client._request_raw("POST", **args).json())
+
+    async def _call_async(self, kwargs: dict[str, Any]) -> Any:
+        body, extra = _split_body(kwargs, stream=False)
+        client = self.async_client
+        args = _send_args(client._client, body, extra)
+
+        async def send() -> Any:
+            return (await client._request_raw("POST", **args)).json()
+
+        return await self._retrying_async(send)
+
+    @contextmanager
+    def _open_stream(self, kwargs: dict[str, Any]) -> Iterator[Iterator[dict[str, Any]]]:
+        body, extra = _split_body(kwargs, stream=True)
+
+        def start() -> tuple[Generator[dict[str, Any], None, None], Any]:
+            # The request is sent on the first next(): retried until a chunk arrives.
+            chunks = _stream_chunks(self.client, self.sdk, body, extra)
+            return chunks, next(chunks, None)
+
+        chunks, first = self._retrying(start)
+        try:
+            yield _until_done(first, chunks)
+        finally:
+            chunks.close()  # leaves _stream_chunks' `with client.stream(...)`: closes it
+
+    @asynccontextmanager
+    async def _open_stream_async(
+        self, kwargs: dict[str, Any]
+    ) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
+        body, extra = _split_body(kwargs, stream=True)
+
+        async def start() -> tuple[AsyncGenerator[dict[str, Any], None], Any]:
+            chunks = _stream_chunks_async(self.async_client, self.sdk, body, extra)
+            return chunks, await anext(chunks, None)
+
+        chunks, first = await self._retrying_async(start)
+        try:
+            yield _until_done_async(first, chunks)
+        finally:
+            await chunks.aclose()
+
+    # --- response ---
+
+    def _map_response(self, raw: Any) -> dict[str, Any]:
+        error = _body_error(raw)
+        if error is not None:
+            raise error
+        message = _get(raw, "message") or {}
+        content = _get(message, "content") or None  # message.thinking is reasoning, not content
+        calls = parse_ollama_tool_calls(message)
+        thinking = _get(message, "thinking")
+        return self._make_result(
+            content,
+            calls,
+            _get(raw, "done_reason"),
+            _map_usage(raw),
+            None,
+            thinking if isinstance(thinking, str) else None,
+        )
+
+    def _map_stop_reason(self, native: Any) -> str:
+        return _map_stop_reason(native)
+
+    def _feed(self, acc: StreamAccumulator, chunk: Any) -> list[Event]:
+        """Ollama sends text deltas, each tool call whole, and the stop reason and usage on
+        the last (``done``) chunk."""
+        message = _get(chunk, "message") or {}
+        events = acc.reasoning(_get(message, "thinking"))
+        events += acc.text(_get(message, "content"))
+        for call in parse_ollama_tool_calls(message):
+            events += acc.whole_call(call.id, call.name, call.arguments)
+        if _get(chunk, "done"):
+            acc.finished = True
+            acc.native_stop = _get(chunk, "done_reason")
+            acc.usage = _map_usage(chunk)
+        return events
+
+    # --- errors ---
+
+    def _map_error(self, exc: BaseException) -> ZerdaError | None:
+        import httpx
+
+        sdk: Any = self.sdk
+        if isinstance(exc, sdk.ResponseError):
+            return _response_error(exc, self.provider)
+        if isinstance(exc, httpx.TimeoutException):
+            return TimeoutError(f"request timed out: {exc}", provider=self.provider)
+        if isinstance(exc, (builtins.ConnectionError, httpx.TransportError)):
+            return ConnectionError(
+                f"connection failed: {type(exc).__name__}: {exc}", provider=self.provider
+            )
+        if isinstance(exc, json.JSONDecodeError):
+            return malformed_response(self.provider, f"not valid JSON: {exc}")
+        return None
+
+
+def _response_error(exc: Any, provider: str) -> ZerdaError:
+    """``ollama.ResponseError``: an HTTP status, or -1 for an ``{"error"}`` line inside a
+    stream (the server failed after accepting the call)."""
+    message = str(exc.error) or f"HTTP {exc.status_code}"
+    if exc.status_code is None or exc.status_code < 0:
+        return ServerError(message, provider=provider, retryable=False)
+    return error_from_status(exc.status_code, message, provider)
+
+
+# --- stream reading ----------------------------------------------------------------------
+#
+# The SDK's own streaming (``_request(..., stream=True)``) splits the NDJSON body with
+# httpx's iter_lines, which also breaks lines at U+0085, U+2028 and U+2029: a text or an
+# argument holding one unescaped (valid JSON) is cut in two and the stream fails. Here the
+# SDK's HTTP client (host, headers, timeout) sends the request and its ResponseError
+# reports failures, but the body is split on b"\n" alone.
+
+
+class _LineSplitter:
+    """NDJSON lines from byte chunks, split on b"\n" only; blank lines are skipped."""
+
+    def __init__(self) -> None:
+        self._pending: list[bytes] = []  # the start of a line not yet ended
+
+    def feed(self, data: bytes) -> list[bytes]:
+        *ended, rest = data.split(b"\n")
+        if ended:
+            ended[0] = b"".join([*self._pending, ended[0]])
+            self._pending = []
+        if rest:
+            self._pending.append(rest)
+        return [line for line in ended if line.strip()]
+
+    def flush(self) -> list[bytes]:
+        """The last line, when the body did not end with a newline."""
+        line, self._pending = b"".join(self._pending), []
+        return [line] if line.strip() else []
+
+
+def _raise_for_status(response: Any, sdk: Any) -> None:
+    """The SDK's ResponseError for an HTTP error status, raised (as the SDK does) while
+    httpx's HTTPStatusError is handled: it stays the __context__ that _retry_after reads."""
+    import httpx
+
+    try:
+        response.raise_for_status()
+    except httpx.HTTPStatusError as exc:
+        raise sdk.ResponseError(exc.response.text, exc.response.status_code) from None
+
+
+def _parse_line(line: bytes, sdk: Any) -> dict[str, Any]:
+    part = json.loads(line)
+    if not isinstance(part, dict):
+        raise malformed_response("ollama", f"a stream line is not an object: {line[:80]!r}")
+    if part.get("error"):
+        raise sdk.ResponseError(part["error"])  # a failure after the stream began
+    return part
+
+
+def _split_body(kwargs: dict[str, Any], stream: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the JSON body, the httpx request options): a per-call timeout is httpx's."""
+    body, timeout = split_timeout(kwargs)
+    return {**body, "stream": stream}, ({} if timeout is None else {"timeout": timeout})
+
+
+def _send_args(http: Any, body: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """httpx ``request``/``stream`` arguments sending ``body`` to ``/api/chat`` on the SDK
+    client's httpx client ``http``, as ``json=body`` sends it, for less CPU.
+
+    ``json=`` makes httpx encode the body with its standard encoder and merge the path into
+    the base URL again (parsing both) on every call: about 70 µs of a 1.2 ms short call.
+    The bytes are the same ones (:mod:`zerda.llm._body_json`), and so is the URL, merged
+    once per base URL as httpx merges it. The ``Content-Type`` ``json=`` would set is set
+    when the client's headers have none (httpx lets the client's own win). A body holding
+    a value that is not plain JSON goes as ``json=``: httpx says what is wrong."""
+    content = encode_body(body)
+    if content is None:
+        return {"url": CHAT_PATH, "json": body, **extra}
+    args = {"url": _chat_url(http), "content": content, **extra}
+    if "content-type" not in http.headers:
+        args["headers"] = _JSON_TYPE
+    return args
+
+
+_JSON_TYPE = {"Content-Type": "application/json"}
+_CHAT_URLS: weakref.WeakKeyDictionary[Any, tuple[Any, Any]] = weakref.WeakKeyDictionary()
+
+
+def _chat_url(http: Any) -> Any:
+    """``/api/chat`` merged into ``http``'s base URL, as httpx's ``_merge_url`` merges a path
+    (the base URL ends with "/"), once per base URL: ``base_url`` can be set on a client."""
+    base = http.base_url
+    cached = _CHAT_URLS.get(http)
+    if cached is None or cached[0] is not base:
+        cached = (base, base.copy_with(raw_path=base.raw_path + CHAT_PATH.lstrip("/").encode()))
+        _CHAT_URLS[http] = cached
+    return cached[1]
+
+
+def _stream_chunks(
+    client: Any, sdk: Any, body: dict[str, Any], extra: dict[str, Any] | None = None
+) -> Generator[dict[str, Any], None, None]:
+    http = client._client
+    with http.stream("POST", **_send_args(http, body, extra or {})) as response:
+        if not response.is_success:
+            response.read()
+            _raise_for_status(response, sdk)
+        lines = _LineSplitter()
+        for data in response.iter_bytes():
+            for line in lines.feed(data):
+                yield _parse_line(line, sdk)
+        for line in lines.flush():
+            yield _parse_line(line, sdk)
+
+
+async def _stream_chunks_async(
+    client: Any, sdk: Any, body: dict[str, Any], extra: dict[str, Any] | None = None
+) -> AsyncGenerator[dict[str, Any], None]:
+    http = client._client
+    async with http.stream("POST", **_send_args(http, body, extra or {})) as response:
+        if not response.is_success:
+            await response.aread()
+            _raise_for_status(response, sdk)
+        lines = _LineSplitter()
+        async for data in response.aiter_bytes():
+            for line in lines.feed(data):
+                yield _parse_line(line, sdk)
+        for line in lines.flush():
+            yield _parse_line(line, sdk)
+
+
+def _until_done(first: Any, chunks: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The first chunk (None: the stream was empty), then the rest; the base class reports
+    a stream that ended before its done chunk."""
+    if first is not None:
+        yield first
+    yield from chunks
+
+
+async def _until_done_async(
+    first: Any, chunks: AsyncIterator[dict[str, Any]]
+) -> AsyncIterator[dict[str, Any]]:
+    if first is not None:
+        yield first
+    async for chunk in chunks:
+        yield chunk
