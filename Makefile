@@ -5,7 +5,16 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck pytest demo bench clean
+# `make test-min` proves the extras' floors (pyproject.toml): a separate .venv-min gets the lowest
+# release of every direct requirement that the others allow (uv's lowest-direct resolution; uv
+# itself from PyPI through pip), then the suites that drive the SDKs run on it. Rebuilt from
+# scratch when pyproject.toml changes, since an install over a newer release never downgrades.
+MIN_VENV := .venv-min
+MIN_BIN := $(MIN_VENV)/bin
+MIN_STAMP := $(MIN_VENV)/.installed
+MIN_TESTS := tests/llm/providers/test_contract.py tests/llm/test_mcp.py
+
+.PHONY: install test lint typecheck pytest demo bench clean test-min test-fast-path-off
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +37,20 @@ pytest: $(STAMP)
 
 test: lint typecheck pytest
 
+$(MIN_STAMP): pyproject.toml
+	rm -rf $(MIN_VENV)
+	$(PYTHON) -m venv $(MIN_VENV)
+	$(MIN_BIN)/python -m pip install --quiet uv
+	$(MIN_BIN)/uv pip install --quiet --python $(MIN_BIN)/python --resolution lowest-direct -e ".[all,dev]"
+	touch $(MIN_STAMP)
+
+test-min: $(MIN_STAMP)
+	$(MIN_BIN)/pytest -q -n auto -p no:cacheprovider $(MIN_TESTS)
+
+# The contract suite with every interface's fast path off: the SDKs' documented calls.
+test-fast-path-off: $(STAMP)
+	ZERDA_FAST_PATH=0 $(BIN)/pytest -q -n auto -p no:cacheprovider tests/llm/providers/test_contract.py
+
 demo: $(STAMP)
 	$(BIN)/zerda demo
 
@@ -35,4 +58,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(MIN_VENV) .pytest_cache .mypy_cache .ruff_cache

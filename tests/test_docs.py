@@ -117,13 +117,16 @@ GENERATED = re.compile(r"<!-- registry:(\w+)[^>]*-->\n(.*?)\n<!-- /registry -->"
 
 def test_docs_tables_are_the_registry() -> None:
     # The docs' provider tables are generated from the registry: a row added, or a trait
-    # changed, without the docs following fails here (paste the expected table).
+    # changed, without the docs following fails here (`python -m zerda.llm.registry`
+    # rewrites them).
     found = {}
     for page in PAGES:
         for match in GENERATED.finditer(page.read_text()):
             found[match.group(1)] = match.group(2)
             expected = registry.DOCS_TABLES[match.group(1)]()
-            assert match.group(2) == expected, f"{page.name}: regenerate the table:\n{expected}"
+            assert match.group(2) == expected, (
+                f"{page.name}: run `python -m zerda.llm.registry`, or paste:\n{expected}"
+            )
     assert set(found) == set(registry.DOCS_TABLES)
 
 

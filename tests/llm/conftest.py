@@ -29,7 +29,8 @@ def gemini_wire_oracle(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     def checked(self: Any, req: Any) -> dict[str, Any]:
         native = build(self, req)
-        if sys.getprofile() is None:
+        # Off the fast path (no "body") google-genai writes the body itself.
+        if sys.getprofile() is None and "body" in native:
             try:
                 gemini_oracle.check(self, req, native)
             except Exception as exc:  # pytest.fail: not caught as a failed call would be

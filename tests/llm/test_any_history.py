@@ -4,7 +4,7 @@ Every provider's outputs -- real recorded responses (../shared/fixtures/recorded
 verbatim) and mocked ones (parallel calls, tool errors, reasoning, foreign ids, id-less
 calls, names other providers refuse) -- are continued on every provider, through its real
 SDK, against a strict MockLLMServer: each request must pass the receiving API's rules
-(``zerda.testing._validate_<wire>``) and come back as a normal answer. Two continuations
+(``zerda.testing.wires.<wire>.validate``) and come back as a normal answer. Two continuations
 per pair: right after the tool results, and after a user message that follows them.
 A last test walks one conversation through every provider in turn and back to the first.
 """
@@ -291,7 +291,8 @@ def test_one_conversation_visits_every_provider_and_comes_back(
 
 def test_the_docs_matrix_lists_every_provider_as_source_and_target() -> None:
     page = Path(__file__).resolve().parents[2] / "docs" / "portability.md"
-    table = page.read_text().split("<!-- matrix -->\n", 1)[1].split("\n\n", 1)[0]
+    table = page.read_text().split("<!-- registry:portability", 1)[1].split("-->\n", 1)[1]
+    table = table.split("\n<!-- /registry -->", 1)[0]
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()]
     assert rows[0][1:] == [f"`{p}`" for p in NAMES]
     assert [r[0] for r in rows[2 : 2 + len(NAMES)]] == [f"`{p}`" for p in NAMES]

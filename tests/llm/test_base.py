@@ -373,3 +373,69 @@ def test_zerda_error_fields() -> None:
         "retryable": False,
     }
     assert isinstance(err, ZerdaError)
+
+
+# --- one body for a sync method and its async twin (zerda.llm._drive) ----------------------
+
+
+class _Target:
+    """Records each call; ``fail`` raises, in the sync call and in its async twin alike."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+
+    def double(self, x: int) -> int:
+        self.calls.append(("double", x))
+        return 2 * x
+
+    async def double_async(self, x: int) -> int:
+        self.calls.append(("double_async", x))
+        return 2 * x
+
+    def fail(self, error: BaseException) -> None:
+        raise error
+
+    async def fail_async(self, error: BaseException) -> None:
+        raise error
+
+
+def _body(target: _Target, error: BaseException) -> Any:
+    first = yield target, "double", (3,), {}
+    try:
+        yield target, "fail", (error,), {}
+    except ValueError as exc:  # thrown in where the call was made
+        caught = f"caught {exc}"
+    return first, caught
+
+
+def test_drive_makes_the_calls_and_throws_their_failures_into_the_body() -> None:
+    from zerda.llm._drive import drive
+
+    target = _Target()
+    assert drive(_body(target, ValueError("no"))) == (6, "caught no")
+    assert target.calls == [("double", 3)]
+
+
+def test_drive_async_awaits_the_async_twins_with_the_same_body() -> None:
+    import asyncio
+
+    from zerda.llm._drive import drive_async
+
+    target = _Target()
+    assert asyncio.run(drive_async(_body(target, ValueError("no")))) == (6, "caught no")
+    assert target.calls == [("double_async", 3)]
+
+
+@pytest.mark.parametrize("error", [KeyError("k"), KeyboardInterrupt()])
+def test_a_failure_the_body_does_not_catch_leaves_both_drivers_as_it_is(
+    error: BaseException,
+) -> None:
+    import asyncio
+
+    from zerda.llm._drive import drive, drive_async
+
+    with pytest.raises(type(error)) as sync:
+        drive(_body(_Target(), error))
+    with pytest.raises(type(error)) as in_async:
+        asyncio.run(drive_async(_body(_Target(), error)))
+    assert sync.value is error and in_async.value is error

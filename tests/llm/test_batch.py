@@ -277,3 +277,26 @@ def test_mock_answers_an_invalid_item_with_the_apis_error(server: MockLLMServer)
     assert entry.result.type == "errored"
     assert entry.result.error.error.type == "invalid_request_error"
     assert "max_tokens" in entry.result.error.error.message
+
+
+# --- one protocol object per wire -------------------------------------------------------
+
+PROTOCOL = ("submit", "poll", "fetch", "cancel")
+
+
+@pytest.mark.parametrize("provider", BATCH_ROWS)
+def test_each_batch_row_gives_one_protocol_object_with_every_call_and_its_twin(
+    server: MockLLMServer, provider: str
+) -> None:
+    from zerda.llm.base import BaseLLMInterface
+    from zerda.llm.providers import interface_class
+
+    cls = interface_class(provider)
+    assert "_batch_protocol" in {n for c in cls.__mro__[:-1] for n in vars(c)}
+    assert cls._batch_protocol is not BaseLLMInterface._batch_protocol
+    for name in [f"_batch_{call}{tail}" for call in PROTOCOL for tail in ("", "_async")]:
+        assert not hasattr(cls, name), name  # the eight hook methods are gone
+    protocol = make(server, provider)._batch_protocol()
+    for call in PROTOCOL:
+        assert callable(getattr(protocol, call))
+        assert asyncio.iscoroutinefunction(getattr(protocol, f"{call}_async")), call

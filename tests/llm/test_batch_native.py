@@ -254,7 +254,6 @@ def test_canary_google_genai_converts_file_lines_as_inline_requests(
     # _batch_gemini._rest_request relies on google-genai's private
     # batches._InlinedRequest_to_mldev and _common helpers: each file line's request must be
     # what the public inline path sends.
-    from zerda.llm.providers import gemini
     from zerda.llm.wires.gemini import batch as _batch_gemini
 
     llm = make(server, "gemini")
@@ -267,7 +266,9 @@ def test_canary_google_genai_converts_file_lines_as_inline_requests(
         )
         for r in TWO
     ]
-    items = gemini._sdk_items(items)  # the REST bodies as Batch Mode takes them (the fast path)
+    items = _batch_gemini.sdk_items(
+        items
+    )  # the REST bodies as Batch Mode takes them (the fast path)
     lines = lines_of(_batch_gemini.map_batch_file(items, llm.client._api_client))
     inline = _inline_requests(server, llm)
     assert [line["request"] for line in lines] == [r["request"] for r in inline]

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.llm.compatible_rows import SERVICES
 from zerda.llm import create_interface, registry, tool_result
 from zerda.testing import MockLLMServer
 
@@ -108,38 +109,25 @@ def test_cloud_rows_call_their_platform_paths(server: MockLLMServer, name: str) 
     assert (request.path, request.query) == ROUTES[name]
 
 
-COMPATIBLE = [
-    "openrouter",
-    "deepseek",
-    "xai",
-    "together",
-    "fireworks",
-    "cerebras",
-    "vllm",
-    "lmstudio",
-]
-BASE_URLS = {
-    "openrouter": "https://openrouter.ai/api/v1",
-    "deepseek": "https://api.deepseek.com",
-    "xai": "https://api.x.ai/v1",
-    "together": "https://api.together.xyz/v1",
-    "fireworks": "https://api.fireworks.ai/inference/v1",
-    "cerebras": "https://api.cerebras.ai/v1",
-    "vllm": "http://127.0.0.1:8000/v1",
-    "lmstudio": "http://127.0.0.1:1234/v1",
-}
+COMPATIBLE = registry.compatible()
+HOSTED = [n for n in COMPATIBLE if SERVICES[n].key]
+LOCAL = [n for n in COMPATIBLE if not SERVICES[n].key]
+
+
+def test_every_compatible_row_has_its_test_data() -> None:
+    # A row added with registry.compatible_row needs its entry in compatible_rows.py.
+    assert set(COMPATIBLE) == set(SERVICES)
+    assert HOSTED and LOCAL
 
 
 @pytest.mark.parametrize("name", COMPATIBLE)
 def test_compatible_rows_default_to_their_base_url(name: str) -> None:
     llm = create_interface(name, model="m", api_key="k")
-    assert llm.base_url == BASE_URLS[name]
-    assert str(llm.client.base_url).rstrip("/") == BASE_URLS[name]
+    assert llm.base_url == SERVICES[name].base_url
+    assert str(llm.client.base_url).rstrip("/") == SERVICES[name].base_url
 
 
-@pytest.mark.parametrize(
-    "name", ["openrouter", "deepseek", "xai", "together", "fireworks", "cerebras"]
-)
+@pytest.mark.parametrize("name", HOSTED)
 def test_hosted_rows_demand_their_own_key(server: MockLLMServer, name: str) -> None:
     server.reset()
     options = {k: v for k, v in server.client_options(name).items() if k != "api_key"}
@@ -150,7 +138,7 @@ def test_hosted_rows_demand_their_own_key(server: MockLLMServer, name: str) -> N
     assert server.requests_for(name) == []
 
 
-@pytest.mark.parametrize("name", ["vllm", "lmstudio"])
+@pytest.mark.parametrize("name", LOCAL)
 def test_local_servers_need_no_key_and_never_get_the_openai_one(
     server: MockLLMServer, name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -164,12 +152,7 @@ def test_local_servers_need_no_key_and_never_get_the_openai_one(
 
 @pytest.mark.parametrize(
     ("name", "field"),
-    [
-        ("openai", "max_completion_tokens"),
-        ("deepseek", "max_tokens"),
-        ("xai", "max_completion_tokens"),
-    ]
-    + [(n, "max_tokens") for n in ("openrouter", "together", "fireworks")],
+    [("openai", "max_completion_tokens")] + [(n, SERVICES[n].max_tokens) for n in COMPATIBLE],
 )
 def test_max_tokens_goes_in_each_services_field(
     server: MockLLMServer, name: str, field: str
@@ -223,10 +206,7 @@ def _chunks(deltas: list[dict[str, Any]]) -> str:
     return "".join(chunk(d, None) for d in deltas) + chunk({}, "stop") + "data: [DONE]\n\n"
 
 
-@pytest.mark.parametrize(
-    ("name", "field"),
-    [("deepseek", "reasoning_content"), ("openrouter", "reasoning"), ("vllm", "reasoning")],
-)
+@pytest.mark.parametrize(("name", "field"), [(n, SERVICES[n].reasoning) for n in COMPATIBLE])
 def test_reasoning_fields_are_read_as_reasoning(
     server: MockLLMServer, name: str, field: str
 ) -> None:
@@ -462,8 +442,9 @@ TEXT_ONLY = [n for n in COMPATIBLE if not registry.get(n).traits.user.parts]
 WITH_IMAGES = [n for n in COMPATIBLE if n not in TEXT_ONLY]
 
 
-def test_deepseek_is_the_text_only_row() -> None:
-    assert TEXT_ONLY == ["deepseek"]
+def test_the_text_only_rows_are_the_services_without_images() -> None:
+    assert [n for n in COMPATIBLE if not SERVICES[n].images] == TEXT_ONLY
+    assert TEXT_ONLY
 
 
 @pytest.mark.parametrize("name", TEXT_ONLY)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from zerda.llm import InvalidRequestError, create_interface, registry
+from zerda.llm import InvalidRequestError, create_interface, reasoning, registry
+from zerda.llm.registry import profiles
 from zerda.testing import MockLLMServer
 
 NAMES = list(registry.NAMES)
@@ -112,3 +116,78 @@ def test_every_wire_has_a_renderer() -> None:
 
     for wire in registry.wires():
         assert hasattr(load_renderer(wire), "render")
+
+
+# --- model families: the profiles every hosting row reads ---------------------------------
+
+ROWS_PY = Path(registry.rows.__file__)
+MODEL_PATTERN_TRAITS = ("native_output_with_tools", "strict_output_models", "no_native_output")
+
+
+def test_rows_write_no_model_pattern_of_their_own() -> None:
+    # A row says ".*" (every model it serves) or nothing; which models of a family can do
+    # what is the family's profile's, so a new generation is one edit in profiles.py.
+    written = [
+        (kw.arg, kw.value.value)
+        for node in ast.walk(ast.parse(ROWS_PY.read_text()))
+        if isinstance(node, ast.Call)
+        for kw in node.keywords
+        if kw.arg in MODEL_PATTERN_TRAITS and isinstance(kw.value, ast.Constant)
+    ]
+    assert written and all(value in ("", ".*") for _, value in written), written
+
+
+@pytest.mark.parametrize(
+    ("family", "rows"),
+    [
+        (profiles.CLAUDE, ("anthropic", "anthropic-bedrock", "anthropic-vertex", "bedrock")),
+        (profiles.GEMINI, ("gemini", "vertex")),
+    ],
+)
+def test_every_row_hosting_a_family_reads_its_profile(
+    family: profiles.Profile, rows: tuple[str, ...]
+) -> None:
+    for name in rows:
+        traits = registry.get(name).traits
+        assert family.no_native_output in (traits.no_native_output or "."), name
+        assert family.native_output_with_tools in traits.native_output_with_tools, name
+
+
+def test_a_new_generation_is_one_profile_edit() -> None:
+    # What a hosting row derives changes with the profile alone.
+    newer = replace(profiles.CLAUDE, no_native_output=r"claude-3")
+    derived = profiles.output_traits(newer, native_output_with_tools=".*")
+    assert derived == {
+        "no_native_output": "claude-3",
+        "native_output_with_tools": ".*",
+        "strict_output_models": "",
+    }
+    both = profiles.output_traits(
+        profiles.GEMINI, replace(profiles.GEMINI, native_output_with_tools="gemini-4")
+    )
+    assert both["native_output_with_tools"] == "gemini-3|gemini-4"
+
+
+def test_bedrock_reads_claudes_reasoning_rows_with_its_model_ids() -> None:
+    claude = reasoning.TABLE["anthropic"]
+    on_bedrock = reasoning.TABLE["bedrock"][: len(claude)]
+    assert claude == profiles.CLAUDE.reasoning
+    for mine, theirs in zip(claude, on_bedrock, strict=True):
+        assert theirs.pattern == r"anthropic\." + (mine.pattern or "claude")
+        assert (theirs.efforts, theirs.budgets, theirs.off) == (
+            mine.efforts,
+            mine.budgets,
+            mine.off,
+        )
+        assert mine.matches("claude-opus-4-6") == theirs.matches("anthropic.claude-opus-4-6")
+
+
+def test_the_gemini_generations_before_3_take_no_tool_media() -> None:
+    for model, none in [
+        ("gemini-2.5-flash", True),
+        ("models/gemini-1.5-pro", True),
+        ("gemini-3-pro-preview", False),
+        ("gemini-10-ultra", False),
+        ("gemma-3", False),
+    ]:
+        assert profiles.GEMINI.has("no_tool_media", model) is none, model

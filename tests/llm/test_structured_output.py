@@ -230,8 +230,16 @@ for _mode in ("native", "tool"):
     for _cloud in ("anthropic-bedrock", "anthropic-vertex"):
         _body = {k: v for k, v in EXPECTED[f"anthropic/{_mode}"].items() if k != "model"}
         EXPECTED[f"{_cloud}/{_mode}"] = {**_body, "anthropic_version": ANTHROPIC_VERSION}
-    for _row in ("openrouter", "deepseek", "xai", "together", "fireworks", "cerebras", "vllm"):
-        EXPECTED[f"{_row}/tool"] = EXPECTED["openai/tool"]
+# Every OpenAI-compatible row sends the openai row's body; with no strict dialect the
+# schema goes as given, and a row that cannot name a tool_choice forces the answer tool with
+# "required" (LM Studio). Fireworks forces a call with "any" (its row's tool_choice_required):
+# alone the answer tool is named, as everywhere.
+for _row in registry.compatible():
+    _traits = registry.get(_row).traits
+    _forced = "required" if "name" not in _traits.tool_choice else None
+    _tool = EXPECTED["openai/tool"]
+    EXPECTED[f"{_row}/tool"] = {**_tool, "tool_choice": _forced} if _forced else _tool
+    if "native" in _traits.structured_output:  # DeepSeek: json_object only, always a tool
         EXPECTED[f"{_row}/native"] = {
             "model": "test-model",
             "messages": USER_OPENAI,
@@ -243,12 +251,6 @@ EXPECTED["vertex/tool"] = {
     **EXPECTED["gemini/tool"],
     "toolConfig": {"functionCallingConfig": {"allowed_function_names": ["City"], "mode": "ANY"}},
 }
-# Fireworks forces a call with "any" (its row's tool_choice_required): alone the answer tool
-# is named, as everywhere.
-EXPECTED["lmstudio/native"] = EXPECTED["openrouter/native"]
-# LM Studio cannot name a tool_choice: "required" forces the answer tool, the only one.
-EXPECTED["lmstudio/tool"] = {**EXPECTED["openai/tool"], "tool_choice": "required"}
-del EXPECTED["deepseek/native"]  # json_object only: a schema's answer comes in a tool
 
 CASES = [
     (p, mode)

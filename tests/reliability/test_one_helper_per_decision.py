@@ -1,12 +1,12 @@
-"""Issue 11 item 5: each small decision is written once, in ``zerda.llm.base`` or
-``zerda.llm.errors``, and every provider module calls it: the retry decision
+"""Issue 11 item 5: each small decision is written once, in the core (``zerda.llm.errors``,
+``zerda.llm.messages``) or the shared interface, and every wire folder calls it: the retry decision
 (``errors.retry_delay``, run by ``BaseLLMInterface._retrying``), the broken-body decision
-(``errors.malformed_response``), tool output as text (``base.tool_output_text``) and the
+(``errors.malformed_response``), tool output as text (``messages.tool_output_text``) and the
 truncated-stream rule (``errors.stream_ended_early``, applied by the base class once a
 provider's ``_feed`` has not marked its final event).
 
 The behaviour is tested per provider elsewhere (test_retry_policy, test_provider_output);
-these tests keep the decisions from being written again in a provider module.
+these tests keep the decisions from being written again in a wire.
 """
 
 from __future__ import annotations
@@ -24,61 +24,71 @@ from zerda.llm import base, errors
 from zerda.llm.providers import interface_class
 from zerda.testing import MockLLMServer
 
-SRC = Path(base.__file__).resolve().parent / "providers"
-MODULES = sorted(p for p in SRC.glob("*.py") if p.name != "__init__.py")
-# Modules whose provider sends tool outputs as text (Gemini sends objects: {"result": ...}).
-TEXT_TOOL_OUTPUT = {"_openai_compat.py", "anthropic.py", "aws.py", "ollama.py"}
+WIRES_DIR = Path(base.__file__).resolve().parent / "wires"
+# One entry per wire folder: a decision may live in any module of the folder.
+WIRES = sorted(p for p in WIRES_DIR.iterdir() if p.is_dir() and (p / "__init__.py").exists())
+# Wires whose provider sends tool outputs as text (Gemini sends objects: {"result": ...}).
+TEXT_TOOL_OUTPUT = {"openai", "openai_responses", "anthropic", "bedrock", "ollama"}
 
 
-def names_used(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text())
-    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    used |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+def _trees(wire: Path) -> list[ast.AST]:
+    return [ast.parse(f.read_text()) for f in sorted(wire.glob("*.py"))]
+
+
+def _source(wire: Path) -> str:
+    return "\n".join(f.read_text() for f in sorted(wire.glob("*.py")))
+
+
+def names_used(wire: Path) -> set[str]:
+    used: set[str] = set()
+    for tree in _trees(wire):
+        used |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        used |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     return used
 
 
-def functions_defined(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text())
+def functions_defined(wire: Path) -> set[str]:
     return {
-        n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        n.name
+        for tree in _trees(wire)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
     }
 
 
-def test_every_provider_module_is_checked() -> None:
-    assert {p.name for p in MODULES} >= {
-        "_openai_compat.py",
-        "openai.py",
-        "groq.py",
-        "mistral.py",
-        "ollama.py",
-        "anthropic.py",
-        "aws.py",
-        "gemini.py",
+def test_every_wire_folder_is_checked() -> None:
+    assert {p.name for p in WIRES} >= {
+        "openai",
+        "openai_responses",
+        "azure",
+        "groq",
+        "mistral",
+        "ollama",
+        "anthropic",
+        "bedrock",
+        "gemini",
     }
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
-def test_no_provider_module_decides_retries_itself(path: Path) -> None:
-    defined = functions_defined(path)
+@pytest.mark.parametrize("wire", WIRES, ids=lambda p: p.name)
+def test_no_wire_decides_retries_itself(wire: Path) -> None:
+    defined = functions_defined(wire)
     assert "_retry_delay" not in defined and "_is_retryable" not in defined
-    assert "backoff_delay" not in names_used(path)
-    assert "max_retries=self.max_retries" not in path.read_text()
+    assert "backoff_delay" not in names_used(wire)
+    assert "max_retries=self.max_retries" not in _source(wire)
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
-def test_no_provider_module_writes_tool_output_as_text_itself(path: Path) -> None:
-    text = path.read_text()
-    assert "default=str" not in text
-    assert not {"_json_text", "_tool_output_text"} & functions_defined(path)
-    if path.name in TEXT_TOOL_OUTPUT:
-        assert "tool_output_text" in names_used(path)
+@pytest.mark.parametrize("wire", WIRES, ids=lambda p: p.name)
+def test_no_wire_writes_tool_output_as_text_itself(wire: Path) -> None:
+    assert "default=str" not in _source(wire)
+    assert not {"_json_text", "_tool_output_text"} & functions_defined(wire)
+    if wire.name in TEXT_TOOL_OUTPUT:
+        assert "tool_output_text" in names_used(wire)
 
 
-@pytest.mark.parametrize(
-    "name", ["_openai_compat.py", "mistral.py", "ollama.py", "anthropic.py", "aws.py", "gemini.py"]
-)
-def test_every_provider_reports_broken_bodies_through_the_one_helper(name: str) -> None:
-    assert "malformed_response" in names_used(SRC / name)
+@pytest.mark.parametrize("name", ["openai", "mistral", "ollama", "anthropic", "bedrock", "gemini"])
+def test_every_wire_reports_broken_bodies_through_the_one_helper(name: str) -> None:
+    assert "malformed_response" in names_used(WIRES_DIR / name)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

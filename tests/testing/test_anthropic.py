@@ -13,7 +13,7 @@ import httpx2
 import pytest
 
 from zerda.testing import ErrorReply, MockLLMServer
-from zerda.testing._render_anthropic import render_error
+from zerda.testing.wires.anthropic.render import render_error
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 THINKING = [
@@ -353,5 +353,11 @@ def test_hanging_server_times_out_in_the_sdk(server: MockLLMServer) -> None:
 def test_stream_cut_mid_way_fails_while_reading(server: MockLLMServer) -> None:
     server.enqueue("anthropic", text="hello world", fragments=3, cut_after=3)
 
-    with pytest.raises(httpx2.RemoteProtocolError):
+    # anthropic before 2.17 lets httpx's error through; 2.17 wraps it in APIConnectionError
+    # (raised from it). Either way the cut is an error, never a short success.
+    with pytest.raises((httpx2.RemoteProtocolError, anthropic.APIConnectionError)) as info:
         _stream(server)
+    cause = (
+        info.value if isinstance(info.value, httpx2.RemoteProtocolError) else info.value.__cause__
+    )
+    assert isinstance(cause, httpx2.RemoteProtocolError)

@@ -13,7 +13,7 @@ from google import genai
 from google.genai import errors, types
 
 from zerda.testing import ErrorReply, MockLLMServer
-from zerda.testing._render_gemini import render_error
+from zerda.testing.wires.gemini.render import render_error
 
 MODEL = "gemini-2.5-flash"
 SIGNATURE = "c2lnbmF0dXJl"  # base64 of b"signature"

@@ -13,8 +13,9 @@ import ollama
 import openai
 import pytest
 
-from zerda.testing import MockLLMServer, Script, ScriptedCall, _render_ollama
+from zerda.testing import MockLLMServer, Script, ScriptedCall
 from zerda.testing._script import ErrorReply, RecordedRequest
+from zerda.testing.wires.ollama import render as _render_ollama
 
 MESSAGES = [{"role": "user", "content": "Weather in Paris?"}]
 CALLS = [

@@ -10,15 +10,11 @@ from typing import Any
 
 import pytest
 
-from zerda.testing import (
-    MockLLMServer,
-    Script,
-    ScriptedCall,
-    _render_groq,
-    _render_mistral,
-    _render_openai,
-)
+from zerda.testing import MockLLMServer, Script, ScriptedCall
 from zerda.testing._script import ErrorReply, RecordedRequest
+from zerda.testing.wires.groq import render as _render_groq
+from zerda.testing.wires.mistral import render as _render_mistral
+from zerda.testing.wires.openai import render as _render_openai
 
 PROVIDERS = ["openai", "groq", "mistral"]
 MESSAGES = [{"role": "user", "content": "Weather in Paris?"}]

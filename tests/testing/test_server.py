@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from zerda.llm import registry
 from zerda.testing import MockLLMServer, Script, _server
 
 CHAT = {"model": "gpt-test", "messages": [{"role": "user", "content": "hi"}]}
@@ -56,12 +57,7 @@ def test_base_urls_per_provider(mock_llm_server: MockLLMServer) -> None:
         **{n: f"{url}/{n}" for n in ("azure", "azure-responses", "anthropic-bedrock")},
         **{n: f"{url}/{n}" for n in ("anthropic-vertex", "vertex")},
         # OpenAI-compatible services: the openai SDK's base URL ends in /v1.
-        **{
-            n: f"{url}/{n}/v1"
-            for n in ("openrouter", "deepseek", "xai", "together", "fireworks", "cerebras")
-        },
-        "vllm": f"{url}/vllm/v1",
-        "lmstudio": f"{url}/lmstudio/v1",
+        **{n: f"{url}/{n}/v1" for n in registry.compatible()},
     }
     assert mock_llm_server.base_url("aws") == f"{url}/bedrock"
     assert mock_llm_server.base_url("google") == f"{url}/gemini"
@@ -153,7 +149,7 @@ def test_missing_renderer_answers_501(
     assert resp.json() == {
         "error": {
             "message": "MockLLMServer: no renderer for wire 'openai' "
-            "(zerda.testing._render_openai is missing)",
+            "(zerda.testing.wires.openai.render is missing)",
             "type": "mock_error",
         }
     }
@@ -162,7 +158,7 @@ def test_missing_renderer_answers_501(
 def test_renderer_failure_answers_500_with_the_exception(
     mock_llm_server: MockLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from zerda.testing import _render_openai
+    from zerda.testing.wires.openai import render as _render_openai
 
     def broken(script: Script, req: object) -> None:
         raise RuntimeError("renderer bug")

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from zerda.testing._render_openai import sse
 from zerda.testing._script import RecordedRequest, Reply
 from zerda.testing._server import load_renderer, make_script
+from zerda.testing.wires.openai.render import sse
 
 # ../shared/fixtures next to the repository; ZERDA_FIXTURES points elsewhere (a worktree).
 FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures"

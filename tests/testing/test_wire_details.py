@@ -140,7 +140,7 @@ VALID = {
 @pytest.mark.parametrize("provider", sorted(REQUEST_IDS))
 def test_success_and_error_carry_the_request_id_header(mock: MockLLMServer, provider: str) -> None:
     """OpenAI and Groq ``x-request-id``, Anthropic ``request-id``, Mistral's gateway ids,
-    Bedrock ``x-amzn-RequestId`` (cited in _server.py and _render_bedrock.py)."""
+    Bedrock ``x-amzn-RequestId`` (cited in each wire's folder)."""
     path, body = VALID[provider]
     mock.enqueue(provider, text="ok")
     mock.enqueue_error(500, provider, message="boom")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,11 +28,16 @@ logger = logging.getLogger("zerda")
 class PrivateName:
     """One private or undocumented name: ``module`` is imported, then ``path`` (dotted
     attributes, e.g. ``"BaseClient._request_raw"``) is read from it. ``why`` says what the
-    fast path does with it, for the canary's message and the docs."""
+    fast path does with it, for the canary's message and the docs. ``keywords``: the
+    parameters the callable (or class) found there must take, or the keys of a TypedDict;
+    ``assigns``: the instance attributes the function found there (an ``__init__``) sets,
+    which no class attribute shows."""
 
     module: str
     path: str
     why: str
+    keywords: tuple[str, ...] = ()
+    assigns: tuple[str, ...] = ()
 
     @property
     def qualified(self) -> str:
@@ -46,7 +52,24 @@ class PrivateName:
             if not hasattr(obj, attribute):
                 return False
             obj = getattr(obj, attribute)
-        return True
+        return set(self.keywords) <= _keywords(obj) and set(self.assigns) <= _assigned(obj)
+
+
+def _keywords(obj: Any) -> set[str]:
+    """A TypedDict's keys, else the parameters of a callable (none if it has no signature)."""
+    keys = getattr(obj, "__required_keys__", None)
+    if keys is not None:
+        return set(keys) | set(obj.__optional_keys__)
+    try:
+        return set(inspect.signature(obj).parameters)
+    except (TypeError, ValueError):
+        return set()
+
+
+def _assigned(obj: Any) -> set[str]:
+    """The attribute names a function's code uses (``self.x = ...`` among them)."""
+    code = getattr(inspect.unwrap(obj), "__code__", None)
+    return set(code.co_names) if code is not None else set()
 
 
 def missing(names: Sequence[PrivateName]) -> list[PrivateName]:

@@ -30,8 +30,9 @@ from zerda.llm.tools import _normalize_tool
 
 if TYPE_CHECKING:
     from zerda.llm._structured import OutputSpec
+    from zerda.llm._traits import Media
+    from zerda.llm._traits import Row as ProviderSpec
     from zerda.llm.reasoning import Plan
-    from zerda.llm.registry import Media, ProviderSpec
 
 TOOL_CHOICES = ("auto", "none", "required")
 
@@ -244,8 +245,6 @@ def check_tool_choice(
 ) -> None:
     """tool_choice and parallel_tool_calls=False only where the row says the provider
     honours them: never silently ignored."""
-    from zerda.llm import registry
-
     supported = spec.traits.tool_choice
     kind = "name" if isinstance(choice, dict) else choice
     if kind is not None and kind not in supported:
@@ -254,7 +253,7 @@ def check_tool_choice(
             f"tool_choice {kind!r}: {spec.name} cannot enforce it (supported: {shown})"
         )
     if parallel_tool_calls is False and not spec.traits.parallel_tool_calls:
-        able = [p.name for p in registry.REGISTRY.values() if p.traits.parallel_tool_calls]
+        able = spec.rows_with("parallel_tool_calls")
         raise InvalidRequestError(
             f"parallel_tool_calls=False: {spec.name} has no such switch, so it cannot "
             f"be honoured (providers that have it: {', '.join(able)})"
@@ -420,19 +419,52 @@ def prepare(
     repair: bool = False,
     **native: Any,
 ) -> Request:
-    """Checks everything that can be checked before a request is sent, against ``spec``'s
-    rules; ``tool_id`` is the id rule for history tool calls, ``tool_results`` what this
-    model's tool results carry (default: the row's). ``repair``: answer orphaned tool calls
-    and drop results without a call instead of refusing the history
-    (:func:`zerda.llm.messages.resolve_tool_ids`). Tool names the row refuses are mapped
-    (:mod:`zerda.llm._names`), in the tools, the history and tool_choice alike."""
-    traits = spec.traits
-    results_media = tool_results if tool_results is not None else traits.tool_results
+    """Checks all that can be checked before sending, against ``spec``'s rules; ``tool_id``
+    is the id rule for history tool calls, ``tool_results`` what this model's tool results
+    carry (default: the row's). ``repair``: :func:`zerda.llm.messages.resolve_tool_ids`.
+    Tool names the row refuses are mapped (:mod:`zerda.llm._names`) everywhere."""
     _check_options(native, system, max_tokens, temperature, top_p, parallel_tool_calls)
+    stop, system = _checked_texts(stop, system, repair)
+    unified_tools, tool_choice = _checked_tools(spec, tools, tool_choice, output)
+    history = check_history(messages, tool_id, repair=repair)
+    system_text, rest, system_parts = _conversation(spec, history, system, tool_results, cache)
+    if stop and not spec.traits.stop_sequences:
+        raise InvalidRequestError(
+            f"stop: {spec.name} has no stop sequences, so they cannot be honoured"
+        )
+    choice = normalize_tool_choice(tool_choice, unified_tools)
+    check_tool_choice(choice, parallel_tool_calls, spec)
+    return Request(
+        system=system_text,
+        **_renamed(spec, history, rest, unified_tools, choice),
+        max_tokens=max_tokens,
+        temperature=temperature,
+        top_p=top_p,
+        stop=list(stop) if stop else None,
+        parallel_tool_calls=parallel_tool_calls,
+        native=native,
+        timeout=check_timeout(timeout),
+        system_parts=system_parts,
+        cache_tools=bool(cache and spec.traits.cache_points and unified_tools),
+        output=output,
+    )
+
+
+def _checked_texts(stop: Any, system: Any, repair: Any) -> tuple[Any, Any]:
+    """(stop, system) checked, as sent; ``repair`` checked too (prepare's order)."""
     stop = _check_stop(stop)
     system = check_system(system)
     if not isinstance(repair, bool):
         raise InvalidRequestError(f"repair must be True or False, not {repair!r}")
+    return stop, system
+
+
+def _checked_tools(
+    spec: ProviderSpec, tools: Sequence[Any] | None, tool_choice: Any, output: OutputSpec | None
+) -> tuple[list[dict[str, Any]] | None, Any]:
+    """The tools in the unified shape, their names checked against the row; with the answer
+    tool of a response_format sent in tool mode (and the tool_choice that forces it)."""
+    traits = spec.traits
     unified_tools = normalize_tools(tools)
     check_tool_names(unified_tools, spec)
     if output is not None and output.mode == "tool":
@@ -443,41 +475,40 @@ def prepare(
             "required" in traits.tool_choice,
             "name" in traits.tool_choice,
         )
-    history = check_history(messages, tool_id, repair=repair)
+    return unified_tools, tool_choice
+
+
+def _conversation(
+    spec: ProviderSpec, history: Any, system: Any, tool_results: Media | None, cache: bool
+) -> tuple[Any, list[Any], Any]:
+    """(system text, the other messages with their parts mapped for the row, the system
+    parts with cache points or None): media checked against what the row takes."""
+    traits = spec.traits
+    results_media = tool_results if tool_results is not None else traits.tool_results
     if history.has_parts:
         # Indices as the caller gave them: checked before system messages are taken out.
         check_media(history, spec.name, traits.user, results_media)
     system_text, rest = split_system(history, system)
     rest = map_parts(rest, spec, results_media, cache, history.has_parts)
     cached = cache and traits.cache_points
-    if stop and not traits.stop_sequences:
-        raise InvalidRequestError(
-            f"stop: {spec.name} has no stop sequences, so they cannot be honoured"
-        )
-    choice = normalize_tool_choice(tool_choice, unified_tools)
-    check_tool_choice(choice, parallel_tool_calls, spec)
+    parts = map_system_parts(history, system, system_text, cached) if traits.cache_points else None
+    return system_text, rest, parts
+
+
+def _renamed(
+    spec: ProviderSpec, history: Any, rest: list[Any], tools: Any, choice: Any
+) -> dict[str, Any]:
+    """The request's messages, tools and tool_choice with the tool names the row refuses
+    mapped (:mod:`zerda.llm._names`), and the map back (``tool_names``)."""
     mapping = _names.name_map(
-        [*(t["name"] for t in unified_tools or ()), *history.names],
+        [*(t["name"] for t in tools or ()), *history.names],
         spec.traits.tool_name,
         spec.traits.tool_name_rule,
         spec.name,
     )
-    return Request(
-        system=system_text,
-        messages=_names.rename_messages(rest, mapping),
-        tools=_names.rename_tools(unified_tools, mapping),
-        tool_choice=_names.rename_choice(choice, mapping),
-        max_tokens=max_tokens,
-        temperature=temperature,
-        top_p=top_p,
-        stop=list(stop) if stop else None,
-        parallel_tool_calls=parallel_tool_calls,
-        native=native,
-        timeout=check_timeout(timeout),
-        system_parts=(
-            map_system_parts(history, system, system_text, cached) if traits.cache_points else None
-        ),
-        cache_tools=bool(cached and unified_tools),
-        output=output,
-        tool_names={sent: original for original, sent in mapping.items()},
-    )
+    return {
+        "messages": _names.rename_messages(rest, mapping),
+        "tools": _names.rename_tools(tools, mapping),
+        "tool_choice": _names.rename_choice(choice, mapping),
+        "tool_names": {sent: original for original, sent in mapping.items()},
+    }

@@ -6,7 +6,8 @@ and how the answer is parsed.
 ``{"type": "json_object"}``).
 :func:`output_spec` checks it before anything is sent; :func:`choose_mode` picks
 ``native`` (the API constrains the output) or ``tool`` (a forced tool carries the answer)
-from the provider's registry row; :func:`apply_output` turns either kind of answer into the
+from the provider's traits (its registry row's, passed in: this module is core and reads no
+row itself); :func:`apply_output` turns either kind of answer into the
 same result: ``content`` the JSON text, ``parsed`` the validated value or None with
 ``parse_error``. :class:`PartialParser` gives the object so far while a stream runs.
 
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from zerda.llm.errors import InvalidRequestError
 
 if TYPE_CHECKING:
-    from zerda.llm.registry import Traits
+    from zerda.llm._traits import Traits
 
 MODES = ("auto", "native", "tool")
 _NAME = re.compile(r"[^a-zA-Z0-9_-]")
@@ -222,28 +223,49 @@ def _from_answer_tool(result: dict[str, Any], name: str) -> dict[str, Any]:
     return _align_provider_data(out, kept)
 
 
+# provider_data lists that run parallel to tool_calls, one item per call (Gemini's thought
+# signatures): when the answer tool's call is taken out, they lose its item too.
+PER_CALL_DATA = frozenset({"thought_signatures"})
+
+
 def _align_provider_data(result: dict[str, Any], kept: list[int]) -> dict[str, Any]:
-    """Gemini's thought signatures are aligned with tool_calls: keep those of the calls
-    kept, and none at all when no kept call has one (the answer tool's signature goes with
-    its call; a signed answer is what Gemini thinking models send)."""
+    """``result`` with each provider's per-call lists (:data:`PER_CALL_DATA`) aligned with
+    the tool_calls kept, and dropped when no kept call has an item (the answer tool's item
+    goes with its call; a signed answer is what Gemini thinking models send)."""
     data = result.get("provider_data")
-    if not isinstance(data, dict) or not isinstance(data.get("gemini"), dict):
+    if not isinstance(data, dict):
         return result
-    gemini: dict[str, Any] = data["gemini"]
-    signatures = gemini.get("thought_signatures")
-    if not isinstance(signatures, list):
+    touched = [k for k, v in data.items() if isinstance(v, dict) and _has_per_call(v)]
+    if not touched:
         return result
-    aligned = [signatures[i] if i < len(signatures) else None for i in kept]
-    rest = {k: v for k, v in data.items() if k != "gemini"}
-    others = {k: v for k, v in gemini.items() if k != "thought_signatures"}
-    if any(aligned):
-        others["thought_signatures"] = aligned
-    new = {**rest, **({"gemini": others} if others else {})} or None
+    new = {k: v for k, v in data.items() if k not in touched}
+    for key in touched:
+        if aligned := _aligned(data[key], kept):
+            new[key] = aligned
     out = {k: v for k, v in result.items() if k != "provider_data"}
     message = {k: v for k, v in result["message"].items() if k != "provider_data"}
-    if new is not None:
+    if new:
         out["provider_data"] = message["provider_data"] = new
     return {**out, "message": message}
+
+
+def _has_per_call(data: dict[str, Any]) -> bool:
+    return any(isinstance(data.get(k), list) for k in PER_CALL_DATA)
+
+
+def _aligned(data: dict[str, Any], kept: list[int]) -> dict[str, Any]:
+    """One provider's data with its per-call lists keeping the items of ``kept`` only."""
+    out = {k: v for k, v in data.items() if k not in PER_CALL_DATA}
+    for key in PER_CALL_DATA:
+        items = data.get(key)
+        if not isinstance(items, list):
+            if key in data:
+                out[key] = items
+            continue
+        aligned = [items[i] if i < len(items) else None for i in kept]
+        if any(aligned):
+            out[key] = aligned
+    return out
 
 
 def answer_text(arguments: Any) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Protocol
 
 PART_TYPES = ("text", "image", "document", "audio", "file", "cache_point")
 TOOL_CHOICES = frozenset({"auto", "none", "required", "name"})
@@ -95,3 +96,19 @@ class Traits:
     max_tokens_field: str | None = None
     tool_choice_required: str | None = None
     batch: str | None = None
+
+
+class Row(Protocol):
+    """What the core reads of a provider's row (the registry's ``ProviderSpec`` is one), so
+    the core checks a request against a row without importing the registry."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def traits(self) -> Traits: ...
+
+    def rows_with(self, trait: str) -> tuple[str, ...]:
+        """The names of the registry's rows whose ``trait`` is set, for refusals that say
+        where a feature is."""
+        ...

@@ -12,8 +12,9 @@ The job handle (:class:`BatchJob`, or :class:`AsyncBatchJob` from ``batch_async`
 its error shape for a request that failed on its own. A request the provider returned
 nothing for gets an error result too: nothing is silently lost.
 
-A provider hook set (``_batch_submit`` / ``_batch_poll`` / ``_batch_fetch`` and their async
-twins) does the native calls; mapping is shared here and in the provider modules.
+A wire's batch protocol (``llm._batch_protocol()``: submit, poll, fetch, cancel and their
+async twins; :class:`zerda.llm.interface.batch.BatchProtocol`) does the native calls;
+mapping is shared here and in the wires' ``batch`` modules.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from zerda.llm._drive import NO_KWARGS, Body, drive, drive_async
 from zerda.llm.errors import InvalidRequestError, UnknownError, ZerdaError, error_result
 
 if TYPE_CHECKING:
@@ -33,7 +35,7 @@ __all__ = ["AsyncBatchJob", "BatchJob", "BatchStatus"]
 State = Literal["in_progress", "ended", "failed", "cancelled", "expired"]
 Progress = Callable[["BatchStatus"], Any]
 
-# What one item of a finished job is, as a provider hook hands it over: the native response
+# What one item of a finished job is, as a wire's batch protocol hands it over: the native response
 # (mapped by the interface's _map_response) or the item's own error.
 ItemOutcome = tuple[Literal["ok"], Any] | tuple[Literal["error"], ZerdaError]
 
@@ -127,8 +129,8 @@ def map_results(
     return results
 
 
-class BatchJob:
-    """A submitted batch job (see the module docstring)."""
+class _Job:
+    """What both job handles hold: the interface, the job's id, the caller ids in order."""
 
     def __init__(self, llm: BaseLLMInterface, batch_id: str, ids: Sequence[str]) -> None:
         self.llm = llm
@@ -136,10 +138,50 @@ class BatchJob:
         self.ids = list(ids)
 
     def __repr__(self) -> str:
-        return f"BatchJob(provider={self.llm.provider!r}, id={self.id!r}, requests={len(self.ids)})"
+        name, provider = type(self).__name__, self.llm.provider
+        return f"{name}(provider={provider!r}, id={self.id!r}, requests={len(self.ids)})"
+
+    def _waiting(
+        self, sleeper: Any, poll_interval: float, timeout: float | None, on_progress: Any
+    ) -> Body[dict[str, dict[str, Any]]]:
+        """``wait``'s course, written once: polls (``on_progress(status)`` after each poll)
+        until the job is done, then its results; ``timeout``: seconds of polling before
+        TimeoutError (the job goes on at the provider)."""
+        protocol = self.llm._batch_protocol()
+        waited = 0.0
+        while True:
+            status = yield protocol, "poll", (self.id,), NO_KWARGS
+            if on_progress is not None:
+                on_progress(status)
+            if status.done:
+                outcomes = yield protocol, "fetch", (self.id,), NO_KWARGS
+                return map_results(self.llm, self.ids, outcomes)
+            if timeout is not None and waited >= timeout:
+                raise TimeoutError(
+                    f"batch {self.id} still {status.native_status} after {waited:.0f} s"
+                )
+            yield sleeper, "sleep", (poll_interval,), NO_KWARGS
+            waited += poll_interval
+
+
+class _Sleeper:
+    """The wait between polls: the given ``sleep`` in ``wait``, asyncio's when awaited."""
+
+    def __init__(self, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.sleep = sleep
+
+    @staticmethod
+    async def sleep_async(seconds: float) -> None:
+        import asyncio  # loaded: this runs on an event loop
+
+        await asyncio.sleep(seconds)
+
+
+class BatchJob(_Job):
+    """A submitted batch job (see the module docstring)."""
 
     def status(self) -> BatchStatus:
-        return self.llm._batch_poll(self.id)
+        return self.llm._batch_protocol().poll(self.id)
 
     def wait(
         self,
@@ -152,41 +194,21 @@ class BatchJob:
         """Polls until the job is done (``on_progress(status)`` after each poll), then
         returns :meth:`results`. ``timeout``: seconds of polling before TimeoutError
         (the job goes on at the provider)."""
-        waited = 0.0
-        while True:
-            status = self.status()
-            if on_progress is not None:
-                on_progress(status)
-            if status.done:
-                return self.results()
-            if timeout is not None and waited >= timeout:
-                raise TimeoutError(
-                    f"batch {self.id} still {status.native_status} after {waited:.0f} s"
-                )
-            sleep(poll_interval)
-            waited += poll_interval
+        return drive(self._waiting(_Sleeper(sleep), poll_interval, timeout, on_progress))
 
     def results(self) -> dict[str, dict[str, Any]]:
         """Results keyed by caller id; a job not done yet raises InvalidRequestError."""
-        return map_results(self.llm, self.ids, self.llm._batch_fetch(self.id))
+        return map_results(self.llm, self.ids, self.llm._batch_protocol().fetch(self.id))
 
     def cancel(self) -> BatchStatus:
-        return self.llm._batch_cancel(self.id)
+        return self.llm._batch_protocol().cancel(self.id)
 
 
-class AsyncBatchJob:
+class AsyncBatchJob(_Job):
     """:class:`BatchJob` with awaited calls (from ``batch_async``)."""
 
-    def __init__(self, llm: BaseLLMInterface, batch_id: str, ids: Sequence[str]) -> None:
-        self.llm = llm
-        self.id = batch_id
-        self.ids = list(ids)
-
-    def __repr__(self) -> str:
-        return f"AsyncBatchJob(provider={self.llm.provider!r}, id={self.id!r}, requests={len(self.ids)})"
-
     async def status(self) -> BatchStatus:
-        return await self.llm._batch_poll_async(self.id)
+        return await self.llm._batch_protocol().poll_async(self.id)
 
     async def wait(
         self,
@@ -195,24 +217,12 @@ class AsyncBatchJob:
         timeout: float | None = None,
         on_progress: Progress | None = None,
     ) -> dict[str, dict[str, Any]]:
-        import asyncio  # loaded: this runs on an event loop
-
-        waited = 0.0
-        while True:
-            status = await self.status()
-            if on_progress is not None:
-                on_progress(status)
-            if status.done:
-                return await self.results()
-            if timeout is not None and waited >= timeout:
-                raise TimeoutError(
-                    f"batch {self.id} still {status.native_status} after {waited:.0f} s"
-                )
-            await asyncio.sleep(poll_interval)
-            waited += poll_interval
+        body = self._waiting(_Sleeper(), poll_interval, timeout, on_progress)
+        return await drive_async(body)
 
     async def results(self) -> dict[str, dict[str, Any]]:
-        return map_results(self.llm, self.ids, await self.llm._batch_fetch_async(self.id))
+        outcomes = await self.llm._batch_protocol().fetch_async(self.id)
+        return map_results(self.llm, self.ids, outcomes)
 
     async def cancel(self) -> BatchStatus:
-        return await self.llm._batch_cancel_async(self.id)
+        return await self.llm._batch_protocol().cancel_async(self.id)

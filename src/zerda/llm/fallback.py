@@ -18,6 +18,8 @@ import logging
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
+from zerda.llm._drive import Body, drive, drive_async
+from zerda.llm._runs import ToolLoop
 from zerda.llm.errors import RETRYABLE_TYPES, ZerdaError, error_result
 
 __all__ = ["FallbackInterface", "fallback_interface"]
@@ -28,7 +30,7 @@ logger = logging.getLogger("zerda")
 FALLBACK_TYPES = RETRYABLE_TYPES
 
 
-class FallbackInterface:
+class FallbackInterface(ToolLoop):
     """generate / generate_async / stream / stream_async / run / run_async over a list of
     interfaces, tried in order; see the module docstring."""
 
@@ -90,73 +92,58 @@ class FallbackInterface:
             raise err
         return _answered(error_result(err, content), llm)
 
-    # --- public API -------------------------------------------------------------------------
-
-    def generate(
-        self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
-    ) -> dict[str, Any]:
+    def _generation(
+        self, messages: Any, raise_errors: bool | None, kwargs: dict[str, Any]
+    ) -> Body[dict[str, Any]]:
+        """generate's course, written once (see :mod:`zerda.llm._drive`)."""
         for index, llm in enumerate(self.interfaces):
             try:
-                return _answered(llm.generate(messages, raise_errors=True, **kwargs), llm)
-            except ZerdaError as err:
-                if not self._moves_on(index, err):
-                    return self._give_up(err, llm, raise_errors)
-        raise AssertionError("unreachable: the last interface never moves on")
-
-    async def generate_async(
-        self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
-    ) -> dict[str, Any]:
-        for index, llm in enumerate(self.interfaces):
-            try:
-                result = await llm.generate_async(messages, raise_errors=True, **kwargs)
+                result = yield llm, "generate", (messages,), {"raise_errors": True, **kwargs}
                 return _answered(result, llm)
             except ZerdaError as err:
                 if not self._moves_on(index, err):
                     return self._give_up(err, llm, raise_errors)
         raise AssertionError("unreachable: the last interface never moves on")
 
+    # --- public API -------------------------------------------------------------------------
+
+    def generate(
+        self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        return drive(self._generation(messages, raise_errors, kwargs))
+
+    async def generate_async(
+        self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        return await drive_async(self._generation(messages, raise_errors, kwargs))
+
     def stream(
         self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
     ) -> Iterator[dict[str, Any]]:
-        for index, llm in enumerate(self.interfaces):
-            texts: list[str] = []
+        course = _StreamCourse(self, raise_errors)
+        for llm, texts in course:
             try:
                 for event in llm.stream(messages, raise_errors=True, **kwargs):
                     yield _answered_event(event, llm, texts)
                 return
             except ZerdaError as err:
-                if texts or not self._moves_on(index, err):
-                    yield _done(self._give_up(err, llm, raise_errors, "".join(texts) or None))
-                    return
+                yield from course.failed(err)
 
     async def stream_async(
         self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
     ) -> AsyncIterator[dict[str, Any]]:
-        for index, llm in enumerate(self.interfaces):
-            texts: list[str] = []
+        course = _StreamCourse(self, raise_errors)
+        for llm, texts in course:
             try:
                 async for event in llm.stream_async(messages, raise_errors=True, **kwargs):
                     yield _answered_event(event, llm, texts)
                 return
             except ZerdaError as err:
-                if texts or not self._moves_on(index, err):
-                    yield _done(self._give_up(err, llm, raise_errors, "".join(texts) or None))
-                    return
+                for done in course.failed(err):
+                    yield done
 
-    def run(
-        self, messages: Any, *, tools: Sequence[Any] = (), max_turns: int = 10, **kwargs: Any
-    ) -> dict[str, Any]:
-        """The tool loop (DESIGN.md §8); each turn's generate falls back on its own."""
-        from zerda.llm.loop import run
-
-        return run(self, messages, tools=tools, max_turns=max_turns, **kwargs)
-
-    async def run_async(
-        self, messages: Any, *, tools: Sequence[Any] = (), max_turns: int = 10, **kwargs: Any
-    ) -> dict[str, Any]:
-        from zerda.llm.loop import run_async
-
-        return await run_async(self, messages, tools=tools, max_turns=max_turns, **kwargs)
+    # run / run_async (the tool loop, DESIGN.md §8; each turn's generate falls back on its
+    # own): ToolLoop, shared with BaseLLMInterface.
 
 
 def fallback_interface(
@@ -182,6 +169,36 @@ def fallback_interface(
     built = [build(item) for item in items]
     owned = [llm for item, llm in zip(items, built, strict=True) if isinstance(item, str)]
     return FallbackInterface(built, raise_errors=raise_errors, owned=owned)
+
+
+class _StreamCourse:
+    """The interfaces a stream tries, in order (with the list its text is kept in), and
+    what a failure does: before the stream's first event a failure another interface may
+    not have moves on; any other ends the stream with its error (see the module docstring)."""
+
+    def __init__(self, fallback: FallbackInterface, raise_errors: bool | None) -> None:
+        self.fallback = fallback
+        self.raise_errors = raise_errors
+        self.over = False
+        self.index = 0
+        self.llm: Any = None
+        self.texts: list[str] = []
+
+    def __iter__(self) -> Iterator[tuple[Any, list[str]]]:
+        for index, llm in enumerate(self.fallback.interfaces):
+            self.index, self.llm, self.texts = index, llm, []
+            yield llm, self.texts
+            if self.over:
+                return
+
+    def failed(self, err: ZerdaError) -> list[dict[str, Any]]:
+        """The done event that ends the stream here; none when it moves on."""
+        fallback, texts = self.fallback, self.texts
+        if not texts and fallback._moves_on(self.index, err):
+            return []
+        self.over = True
+        result = fallback._give_up(err, self.llm, self.raise_errors, "".join(texts) or None)
+        return [_done(result)]
 
 
 def _answered(result: dict[str, Any], llm: Any) -> dict[str, Any]:

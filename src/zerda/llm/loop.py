@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from zerda.llm import _telemetry
+from zerda.llm._drive import NO_KWARGS, Body, drive, drive_async
 from zerda.llm._request import normalize_tools
 from zerda.llm.errors import OutputValidationError, ZerdaError
 from zerda.llm.executable import ExecutableTool, ToolOutput
@@ -213,6 +214,63 @@ async def _await(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
 
 
+class _Tools:
+    """The tools of one turn (a step target of :mod:`zerda.llm._drive`): one after another
+    in the sync loop; concurrently in the async one (async tools on the event loop, sync
+    tools in threads), results kept in call order."""
+
+    @staticmethod
+    def run(calls: list[Any], registry: Registry, approve: Approver | None) -> list[Any]:
+        return [_run_call(c, registry, approve) for c in calls]
+
+    @staticmethod
+    async def run_async(
+        calls: list[Any], registry: Registry, approve: Approver | None
+    ) -> list[Any]:
+        return list(await asyncio.gather(*(_run_call_async(c, registry, approve) for c in calls)))
+
+
+def _in_span(llm: LLMLike, body: Body[dict[str, Any]]) -> Body[dict[str, Any]]:
+    """``body`` (the loop) in its ``invoke_agent`` span."""
+    with _telemetry.agent(llm) as span:
+        result = yield from body
+        _telemetry.record_result(span, result)
+        return result
+
+
+def _turns(
+    llm: LLMLike,
+    messages: Any,
+    tools: Sequence[Any],
+    max_turns: int,
+    on_tool_call: Approver | None,
+    retries: int,
+    kwargs: dict[str, Any],
+) -> Body[dict[str, Any]]:
+    """The loop, written once: it yields each turn's generate and each turn's tools, which
+    ``run`` makes and ``run_async`` awaits."""
+    unified, registry, history = _setup(tools, messages, max_turns)
+    usage = None
+    for turn in range(1, max_turns + 1):
+        raised = None
+        try:
+            result = yield llm, "generate", (history,), {"tools": unified, **kwargs}
+        except OutputValidationError as exc:
+            raised, result = exc, _generated(exc)
+        usage = add_usage(usage, result["usage"])
+        if _answer_retry(result, raised, retries) and turn < max_turns:
+            retries -= 1
+            history = [*history, result["message"], _output_feedback(result)]
+            continue
+        if not result["tool_calls"] or result["message"] is None:
+            return _finish(
+                result, history + ([result["message"]] if result["message"] else []), usage, turn
+            )
+        outputs = yield _Tools, "run", (result["tool_calls"], registry, on_tool_call), NO_KWARGS
+        history = [*history, result["message"], *outputs]
+    return _finish(result, history, usage, max_turns)
+
+
 def run(
     llm: LLMLike,
     messages: Any,
@@ -231,44 +289,24 @@ def run(
     the loop ends on the parsed answer; ``output_retries`` invalid answers are sent back
     to the model, with their validation error, for another try.
     """
-    with _telemetry.agent(llm) as span:
-        result = _loop(llm, messages, tools, max_turns, on_tool_call, output_retries, kwargs)
-        _telemetry.record_result(span, result)
-        return result
+    body = _turns(llm, messages, tools, max_turns, on_tool_call, output_retries, kwargs)
+    return drive(_in_span(llm, body))
 
 
-def _loop(
+async def run_async(
     llm: LLMLike,
     messages: Any,
-    tools: Sequence[Any],
-    max_turns: int,
-    on_tool_call: Approver | None,
-    retries: int,
-    kwargs: dict[str, Any],
+    *,
+    tools: Sequence[Any] = (),
+    max_turns: int = 10,
+    on_tool_call: Approver | None = None,
+    output_retries: int = 0,
+    **kwargs: Any,
 ) -> dict[str, Any]:
-    unified, registry, history = _setup(tools, messages, max_turns)
-    usage = None
-    for turn in range(1, max_turns + 1):
-        raised = None
-        try:
-            result = llm.generate(history, tools=unified, **kwargs)
-        except OutputValidationError as exc:
-            raised, result = exc, _generated(exc)
-        usage = add_usage(usage, result["usage"])
-        if _answer_retry(result, raised, retries) and turn < max_turns:
-            retries -= 1
-            history = [*history, result["message"], _output_feedback(result)]
-            continue
-        if not result["tool_calls"] or result["message"] is None:
-            return _finish(
-                result, history + ([result["message"]] if result["message"] else []), usage, turn
-            )
-        history = [
-            *history,
-            result["message"],
-            *(_run_call(c, registry, on_tool_call) for c in result["tool_calls"]),
-        ]
-    return _finish(result, history, usage, max_turns)
+    """The loop with ``llm.generate_async``; the tools of one turn run concurrently (async
+    tools on the event loop, sync tools in threads), results kept in call order."""
+    body = _turns(llm, messages, tools, max_turns, on_tool_call, output_retries, kwargs)
+    return await drive_async(_in_span(llm, body))
 
 
 async def _run_call_async(
@@ -305,56 +343,3 @@ async def _execute_async(
     except Exception as exc:
         return _tool_failed(call, exc)
     return tool_result(call, content)
-
-
-async def run_async(
-    llm: LLMLike,
-    messages: Any,
-    *,
-    tools: Sequence[Any] = (),
-    max_turns: int = 10,
-    on_tool_call: Approver | None = None,
-    output_retries: int = 0,
-    **kwargs: Any,
-) -> dict[str, Any]:
-    """The loop with ``llm.generate_async``; the tools of one turn run concurrently (async
-    tools on the event loop, sync tools in threads), results kept in call order."""
-    with _telemetry.agent(llm) as span:
-        result = await _loop_async(
-            llm, messages, tools, max_turns, on_tool_call, output_retries, kwargs
-        )
-        _telemetry.record_result(span, result)
-        return result
-
-
-async def _loop_async(
-    llm: LLMLike,
-    messages: Any,
-    tools: Sequence[Any],
-    max_turns: int,
-    on_tool_call: Approver | None,
-    retries: int,
-    kwargs: dict[str, Any],
-) -> dict[str, Any]:
-    unified, registry, history = _setup(tools, messages, max_turns)
-    usage = None
-    for turn in range(1, max_turns + 1):
-        raised = None
-        try:
-            result = await llm.generate_async(history, tools=unified, **kwargs)
-        except OutputValidationError as exc:
-            raised, result = exc, _generated(exc)
-        usage = add_usage(usage, result["usage"])
-        if _answer_retry(result, raised, retries) and turn < max_turns:
-            retries -= 1
-            history = [*history, result["message"], _output_feedback(result)]
-            continue
-        if not result["tool_calls"] or result["message"] is None:
-            return _finish(
-                result, history + ([result["message"]] if result["message"] else []), usage, turn
-            )
-        outputs = await asyncio.gather(
-            *(_run_call_async(c, registry, on_tool_call) for c in result["tool_calls"])
-        )
-        history = [*history, result["message"], *outputs]
-    return _finish(result, history, usage, max_turns)

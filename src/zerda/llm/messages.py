@@ -103,6 +103,16 @@ def json_text(value: Any) -> str:
     return _encode(value)
 
 
+def tool_output_text(output: Any) -> str:
+    """A tool's output as the text a provider's tool result carries: a string as it is,
+    anything else (dict, list, number...) as JSON. The one rule for every provider whose
+    tool results are text (OpenAI, Groq, Mistral, Ollama, Anthropic; Bedrock's non-object
+    outputs); the history check has already refused what JSON cannot carry."""
+    if isinstance(output, str):
+        return output
+    return json_text(output)  # the text the history check made, where it made one
+
+
 def encoded(value: Any) -> tuple[str | None, str | None]:
     """(``value`` as JSON text, None) or (None, why it cannot be sent as JSON: NaN,
     infinities, sets, objects, text with a lone surrogate, nesting too deep)."""
@@ -618,28 +628,14 @@ def resolve_tool_ids(
     for index, message in enumerate(messages):
         role = message["role"]
         if role == "tool":
-            try:
-                match = _match_result(index, message, pending)
-            except InvalidRequestError as exc:
-                if not repair:
-                    raise
-                logger.warning("repair: dropped a tool result: %s", exc)
-                continue
-            if match["id"] != message["tool_call_id"] or not message["name"]:
-                # validated copies already: a new dict only where something changes
-                message = {
-                    **message,
-                    "tool_call_id": match["id"],
-                    "name": message["name"] or match["name"],
-                }
-            names.append(message["name"])
-            out.has_parts = out.has_parts or type(message["content"]) is list
-            out.append(message)
+            result = _paired_result(index, message, pending, repair)
+            if result is not None:
+                names.append(result["name"])
+                out.has_parts = out.has_parts or type(result["content"]) is list
+                out.append(result)
             continue
-        if pending and repair:
-            out += _not_executed(pending, pending_at, index)
-        elif pending:
-            _check_answered(pending, pending_at, index)
+        if pending:
+            _end_turn(out, pending, pending_at, index, repair)
         if role == "assistant" and message["tool_calls"]:
             pending, message = _pending_calls(index, message, used, make_id, names)
             pending_at = index
@@ -651,6 +647,39 @@ def resolve_tool_ids(
     if repair:
         out += _not_executed(pending, pending_at, index + 1)
     return out
+
+
+def _paired_result(
+    index: int, message: dict[str, Any], pending: list[dict[str, Any]], repair: bool
+) -> dict[str, Any] | None:
+    """A tool result with its call's id and name; None: it answers no call and is
+    dropped (``repair``), else that raises."""
+    try:
+        match = _match_result(index, message, pending)
+    except InvalidRequestError as exc:
+        if not repair:
+            raise
+        logger.warning("repair: dropped a tool result: %s", exc)
+        return None
+    if match["id"] != message["tool_call_id"] or not message["name"]:
+        # validated copies already: a new dict only where something changes
+        message = {
+            **message,
+            "tool_call_id": match["id"],
+            "name": message["name"] or match["name"],
+        }
+    return message
+
+
+def _end_turn(
+    out: History, pending: list[dict[str, Any]], at: int, index: int, repair: bool
+) -> None:
+    """The conversation moves on with calls unanswered: "not executed" results for them
+    (``repair``), else the refusal."""
+    if repair:
+        out += _not_executed(pending, at, index)
+    else:
+        _check_answered(pending, at, index)
 
 
 def _not_executed(pending: list[dict[str, Any]], at: int, index: int) -> list[dict[str, Any]]:

@@ -5,21 +5,21 @@ model family (docs/reasoning.md shows the same table).
 ``False`` (off), ``"minimal" | "low" | "medium" | "high"`` or a dict ``{"effort",
 "budget_tokens", "summary"}``. :func:`check_reasoning` checks the value's shape (any
 provider), then :func:`plan_reasoning` finds the model's :class:`Family` in :data:`TABLE`
-and checks it against what that family takes, so every refusal happens before anything is
+(the model-family profiles' reasoning rows, :mod:`zerda.llm.registry.profiles`) and checks
+it against what that family takes, so every refusal happens before anything is
 sent and names the rule. The provider modules turn the resulting :class:`Plan` into their
 native fields (their ``_map_reasoning``); nothing else about reasoning is decided there.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from zerda.llm.errors import InvalidRequestError
+from zerda.llm.registry.profiles import ALL, EFFORTS, REFUSE, Family  # noqa: F401 - re-exported
+from zerda.llm.registry.profiles import REASONING as TABLE
 
-EFFORTS = ("minimal", "low", "medium", "high")
 _KEYS = ("effort", "budget_tokens", "summary")
 
 
@@ -85,225 +85,8 @@ def _checked_effort(effort: Any) -> str:
 
 # --- the table --------------------------------------------------------------------------
 
-REFUSE = "refuse"  # Family.off: the family cannot turn reasoning off
-ALL = {e: e for e in EFFORTS}
-
-
-@dataclass(frozen=True)
-class Family:
-    """How one model family of one provider takes reasoning.
-
-    ``efforts`` maps each unified effort the family has to its native value (``{}``: the
-    family takes no effort level); ``budgets`` maps efforts to a thinking budget instead,
-    for families that take tokens; ``off`` is the native value for ``reasoning=False``
-    (None: nothing to send, the model does not reason unless asked; ``REFUSE``: it cannot be
-    turned off). ``reasons=False`` marks a family known not to reason, where asking would
-    get a 400. ``forced_tool_choice=False``: the provider refuses this family's budget
-    thinking with a forced tool_choice (Claude's adaptive thinking takes one)."""
-
-    name: str
-    pattern: str  # searched in the lower-cased model id; "" matches any model
-    efforts: Mapping[str, Any] = field(default_factory=dict)
-    budgets: Mapping[str, int] = field(default_factory=dict)
-    off: Any = None
-    reasons: bool = True
-    takes_budget: bool = False
-    forced_tool_choice: bool = True
-    default_effort: str | None = None  # the level used when reasoning is on without one
-    style: str = ""  # which native shape, where a provider has several (see its _map_reasoning)
-    note: str = ""
-
-    def matches(self, model: str) -> bool:
-        return not self.pattern or re.search(self.pattern, model.lower()) is not None
-
-
-_ANTHROPIC_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
-_CLAUDE_ADAPTIVE = r"claude-(opus|sonnet)-(4-[6-9]|[5-9])"
-_CLAUDE_NO_BUDGET = r"claude-(opus-4-[7-9]|opus-[5-9]|sonnet-[5-9])"
-_CLAUDE_NO_REASONING = r"claude-(3-5|3-opus|3-sonnet|3-haiku|2|instant|v2)"
-_GEMINI_FLASH_BUDGETS = {"minimal": 512, "low": 1024, "medium": 8192, "high": 24576}
-_GEMINI_PRO_BUDGETS = {"minimal": 128, "low": 1024, "medium": 8192, "high": 32768}
-_THREE = {"low": "low", "medium": "medium", "high": "high"}
-_LEVELS = {e: e.upper() for e in EFFORTS}  # google-genai's ThinkingLevel names
-_LEVELS3 = {e: e.upper() for e in _THREE}
-
-# One row per model family, first match wins; each provider's last row ("") is the rest.
-# Spellings checked against the recorded exchanges and each SDK's request types.
-TABLE: dict[str, tuple[Family, ...]] = {
-    "openai": (
-        Family(
-            "gpt-4 / gpt-3.5 / chat models",
-            r"^(gpt-4|gpt-3\.5|chatgpt-|gpt-5[.\d]*-chat)",
-            reasons=False,
-        ),
-        Family("gpt-5.1 and later", r"^gpt-5\.\d", {**_THREE}, off="none"),
-        Family("gpt-5", r"^gpt-5", ALL, off=REFUSE, note="the least is 'minimal'"),
-        Family("o-series", r"^o\d", {**_THREE}, off=REFUSE),
-        Family("other models", "", ALL, off="none"),
-    ),
-    "groq": (
-        Family("gpt-oss", r"gpt-oss", {**_THREE}, off=REFUSE),
-        Family(
-            "qwen3",
-            r"qwen3",
-            {e: "default" for e in EFFORTS},
-            off="none",
-            note="on or off: every effort turns it on",
-        ),
-        Family(
-            "deepseek-r1 / qwq",
-            r"deepseek-r1|qwq",
-            {},
-            off=REFUSE,
-            note="always reasons, no levels",
-        ),
-        Family("llama / gemma / kimi", r"llama|gemma|mixtral|kimi|allam|compound", reasons=False),
-        Family("other models", "", ALL, off="none"),
-    ),
-    "mistral": (
-        Family(
-            "magistral",
-            r"^magistral",
-            {e: "reasoning" for e in EFFORTS},
-            off=REFUSE,
-            style="prompt_mode",
-            note="always reasons; every effort selects its reasoning prompt mode",
-        ),
-        Family(
-            "mistral-small / mistral-medium-3-5",
-            r"^(mistral-small-(latest|2603)|mistral-medium-3-5)",
-            {"high": "high"},
-            off="none",
-            note="reasoning on ('high') or off",
-        ),
-        Family("other models", "", ALL, off="none"),
-    ),
-    "ollama": (
-        Family("gpt-oss", r"gpt-oss", {**_THREE}, off=REFUSE, default_effort="medium"),
-        Family(
-            "other models",
-            "",
-            {e: True for e in EFFORTS},
-            off=False,
-            default_effort="medium",
-            note="on or off: every effort turns it on",
-        ),
-    ),
-    "anthropic": (
-        Family("Claude 3.5 and older", _CLAUDE_NO_REASONING, reasons=False),
-        Family(
-            "Opus 4.7+ / Sonnet 5+ (adaptive)",
-            _CLAUDE_NO_BUDGET,
-            {**_THREE},
-            off={"type": "disabled"},
-            style="adaptive",
-        ),
-        Family(
-            "Opus / Sonnet 4.6 (adaptive)",
-            _CLAUDE_ADAPTIVE,
-            {**_THREE},
-            off={"type": "disabled"},
-            takes_budget=True,
-            forced_tool_choice=False,
-            style="adaptive",
-        ),
-        Family(
-            "other Claude (budget)",
-            "",
-            budgets=_ANTHROPIC_BUDGETS,
-            off={"type": "disabled"},
-            takes_budget=True,
-            forced_tool_choice=False,
-            default_effort="medium",
-        ),
-    ),
-    "bedrock": (
-        Family("Claude 3.5 and older", r"anthropic\." + _CLAUDE_NO_REASONING, reasons=False),
-        Family(
-            "Claude Opus 4.7+ / Sonnet 5+ (adaptive)",
-            r"anthropic\." + _CLAUDE_NO_BUDGET,
-            {**_THREE},
-            off={"type": "disabled"},
-            style="adaptive",
-        ),
-        Family(
-            "Claude Opus / Sonnet 4.6 (adaptive)",
-            r"anthropic\." + _CLAUDE_ADAPTIVE,
-            {**_THREE},
-            off={"type": "disabled"},
-            takes_budget=True,
-            forced_tool_choice=False,
-            style="adaptive",
-        ),
-        Family(
-            "Claude (budget)",
-            r"anthropic\.claude",
-            budgets=_ANTHROPIC_BUDGETS,
-            off={"type": "disabled"},
-            takes_budget=True,
-            forced_tool_choice=False,
-            default_effort="medium",
-            style="budget",
-        ),
-        Family(
-            "Amazon Nova 2",
-            r"amazon\.nova-2",
-            {**_THREE},
-            off={"type": "disabled"},
-            default_effort="medium",
-            style="nova",
-        ),
-        Family(
-            "gpt-oss",
-            r"openai\.gpt-oss",
-            {**_THREE},
-            off=REFUSE,
-            default_effort="medium",
-            style="reasoning_effort",
-        ),
-        Family("DeepSeek-R1", r"deepseek\.r1", {}, off=REFUSE, note="always reasons, no levels"),
-        Family(
-            "other models",
-            "",
-            reasons=False,
-            note="Zerda knows no reasoning field for it: pass additionalModelRequestFields natively",
-        ),
-    ),
-    "gemini": (
-        Family("Gemini 2.0 and older, Gemma", r"gemini-(1\.|2\.0)|gemma", reasons=False),
-        Family(
-            "Gemini 3 Pro",
-            r"gemini-3-pro",
-            {"low": "LOW", "high": "HIGH"},
-            off=REFUSE,
-            takes_budget=True,
-        ),
-        Family("Gemini 3.x Pro", r"gemini-3\.\d+-pro", _LEVELS3, off=REFUSE, takes_budget=True),
-        Family(
-            "Gemini 3 Flash",
-            r"gemini-3",
-            _LEVELS,
-            off=REFUSE,
-            takes_budget=True,
-            note="the least is 'minimal'",
-        ),
-        Family(
-            "Gemini 2.5 Pro",
-            r"gemini-2\.5-pro",
-            budgets=_GEMINI_PRO_BUDGETS,
-            off=REFUSE,
-            takes_budget=True,
-        ),
-        Family(
-            "Gemini 2.5 Flash",
-            r"gemini-2\.5",
-            budgets=_GEMINI_FLASH_BUDGETS,
-            off=0,
-            takes_budget=True,
-        ),
-        Family("other models", "", _LEVELS, off=0, takes_budget=True),
-    ),
-}
+# The per-family rows are model-family data: zerda.llm.registry.profiles holds them (Family,
+# REFUSE, ALL and the table, TABLE here), read by every row that hosts a family.
 
 
 def family_for(mode: str, model: str) -> Family:

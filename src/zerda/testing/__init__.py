@@ -9,7 +9,6 @@ with MockLLMServer() as server:
 
 from __future__ import annotations
 
-from zerda.testing._render_gemini import THOUGHT_SIGNATURE as GEMINI_THOUGHT_SIGNATURE
 from zerda.testing._script import (
     ErrorReply,
     Fault,
@@ -21,6 +20,7 @@ from zerda.testing._script import (
     ScriptedCall,
 )
 from zerda.testing._server import PROVIDERS, MockLLMServer
+from zerda.testing.wires.gemini.render import THOUGHT_SIGNATURE as GEMINI_THOUGHT_SIGNATURE
 
 __all__ = [
     "GEMINI_THOUGHT_SIGNATURE",

@@ -1,7 +1,7 @@
 """The unified response script that MockLLMServer renders in each provider's wire format.
 
 One ``Script`` (or ``Fault``/``Raw``) is queued per expected request. Renderers
-(``_render_<provider>.py``) turn a ``Script`` into that provider's native JSON or stream.
+(``wires/<wire>/render.py``) turn a ``Script`` into that provider's native JSON or stream.
 """
 
 from __future__ import annotations

@@ -2,10 +2,12 @@
 
 One server answers every provider at once; the first path segment names the provider
 (``/openai/v1/chat/completions``, ``/bedrock/model/{id}/converse`` ...) and its registry row
-names the wire protocol spoken there. Each wire's format lives in its own renderer module,
-``_render_<wire>.py``, imported the first time that wire is called, so a missing renderer
-only breaks its own wire; wires that differ only in their routes (Azure's, Vertex AI's)
-share a renderer.
+names the wire protocol spoken there. Everything about a wire lives in its own folder,
+``zerda.testing.wires.<wire>``, whose ``WIRE`` (a ``MockWire``, ``_wire.py``) this server reads:
+routes, client options, the renderer and validation modules, error and request-id
+conventions. No wire is named here. Each wire's renderer module is imported the first time
+that wire is called, so a missing renderer only breaks its own wire; wires that differ only
+in their routes (Azure's, Vertex AI's) name another wire's renderer.
 
 Renderer interface (pure functions, no I/O)::
 
@@ -18,7 +20,7 @@ The server owns everything about timing and transport: ``delay``, ``chunk_delay`
 ``cut_after``, ``stream_error`` placement, ``invalid_json_body``, faults and raw replay.
 
 Before answering, a strict server (the default) checks the request as the real API does
-(``_validate.py`` and one ``_validate_<wire>.py`` per wire); a broken rule is answered with
+(``_validate.py`` and each wire's ``validate.py``); a broken rule is answered with
 the provider's own error. ``record_to``/``upstream`` proxy and record, ``replay_from``
 replays a cassette (``_cassette.py``).
 """
@@ -30,12 +32,10 @@ import contextlib
 import importlib
 import json
 import os
-import re
 import socket
 import sys
 import threading
 import traceback
-import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
@@ -45,7 +45,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from zerda.llm import registry
-from zerda.testing import _batches, _cassette, _ids, _validate
+from zerda.testing import _batches, _cassette, _validate, wires
 from zerda.testing._script import (
     ErrorReply,
     Fault,
@@ -58,55 +58,11 @@ from zerda.testing._script import (
     Script,
     ScriptedCall,
 )
+from zerda.testing._wire import MockWire
 
 # Every registry row is served under /<name>/, in its row's wire protocol.
 PROVIDERS = registry.NAMES
 ALIASES = registry.ALIASES
-
-# The endpoints each wire's SDK calls, relative to base_url(provider).
-_ROUTES: dict[str, tuple[re.Pattern[str], ...]] = {
-    "openai": (re.compile(r"/v1/chat/completions"), re.compile(r"/v1/responses")),
-    "openai-responses": (re.compile(r"/v1/responses"),),
-    "groq": (re.compile(r"/openai/v1/chat/completions"),),
-    "mistral": (re.compile(r"/v1/chat/completions"),),
-    "ollama": (re.compile(r"/api/chat"), re.compile(r"/v1/chat/completions")),
-    "anthropic": (re.compile(r"/v1/messages"),),
-    "bedrock": (re.compile(r"/model/[^/]+/converse(-stream)?"),),
-    "gemini": (
-        re.compile(r"/v1(beta|alpha)?/models/[^/:]+:(generateContent|streamGenerateContent)"),
-    ),
-    # https://learn.microsoft.com/azure/ai-services/openai/reference: a deployment's path,
-    # under the resource endpoint's /openai, with ?api-version=.
-    "azure": (re.compile(r"/openai/deployments/[^/]+/chat/completions"),),
-    "azure-responses": (re.compile(r"/openai/responses"),),
-    # https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModel.html
-    "anthropic-bedrock": (re.compile(r"/model/[^/]+/invoke(-with-response-stream)?"),),
-    # https://docs.anthropic.com/en/api/claude-on-vertex-ai
-    "anthropic-vertex": (
-        re.compile(
-            r"(/v1)?/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/[^/:]+"
-            r":(rawPredict|streamRawPredict)"
-        ),
-    ),
-    # https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest
-    "vertex": (
-        re.compile(
-            r"/v1(beta1)?/projects/[^/]+/locations/[^/]+/publishers/google/models/[^/:]+"
-            r":(generateContent|streamGenerateContent)"
-        ),
-    ),
-}
-
-# Wires that render exactly as another one (only their routes differ) share its renderer.
-_SHARED_RENDERERS = {
-    "azure": "openai",
-    "azure-responses": "openai-responses",
-    "anthropic-vertex": "anthropic",
-    "vertex": "gemini",
-}
-
-# Query parameters a wire's API refuses to answer without (Azure answers 404).
-_REQUIRED_QUERY = {"azure": "api-version", "azure-responses": "api-version"}
 
 _REDACTED_HEADERS = frozenset(
     {"authorization", "x-api-key", "x-goog-api-key", "api-key", "x-amz-security-token", "cookie"}
@@ -130,6 +86,11 @@ def wire_of(provider: str) -> str:
     return registry.get(provider).wire
 
 
+def wire_for(provider: str) -> MockWire:
+    """The declared :class:`MockWire` of the wire ``provider``'s row speaks."""
+    return wires.mock_wire(wire_of(provider))
+
+
 def _optional_provider(provider: str | None) -> str | None:
     return None if provider is None else normalize_provider(provider)
 
@@ -143,20 +104,19 @@ _renderers_lock = threading.Lock()
 
 
 def load_renderer(wire: str) -> ModuleType:
-    """Return ``zerda.testing._render_<wire>``, imported once on first use."""
-    wire = _SHARED_RENDERERS.get(wire, wire)
+    """Return the renderer module ``wire`` declares (``MockWire.renderer``), imported once."""
+    name = wires.mock_wire(wire).renderer
     with _renderers_lock:
-        if wire not in _renderers:
-            name = f"zerda.testing._render_{wire.replace('-', '_')}"
+        if name not in _renderers:
             try:
-                _renderers[wire] = importlib.import_module(name)
+                _renderers[name] = importlib.import_module(name)
             except ModuleNotFoundError as exc:
                 if exc.name != name:
                     raise
                 raise RendererMissing(
                     f"MockLLMServer: no renderer for wire {wire!r} ({name} is missing)"
                 ) from exc
-        return _renderers[wire]
+        return _renderers[name]
 
 
 def _redact(headers: dict[str, str]) -> dict[str, str]:
@@ -229,46 +189,8 @@ def _split_route(raw_path: str) -> _Route:
     except ValueError:
         return _Route(None, path, False)
     rest = "/" + rest
-    known = any(p.fullmatch(rest) for p in _ROUTES[wire_of(provider)])
+    known = any(p.fullmatch(rest) for p in wire_for(provider).routes)
     return _Route(provider, rest, known)
-
-
-def _google_credentials() -> Any:
-    """Credentials holding a fixed token, so the Google SDKs never look for real ADC."""
-    from google.oauth2.credentials import Credentials
-
-    return Credentials(token="mock-token")
-
-
-def _azure_options(base: str) -> dict[str, Any]:
-    # The resource endpoint: the SDK appends /openai/... (base_url would replace it).
-    return {"azure_endpoint": base, "api_key": "test-key"}
-
-
-# Per cloud wire: the options that reach the mock with test credentials (the same names in
-# create_interface and in the SDK's own client).
-_CLOUD_OPTIONS: dict[str, Callable[[str], dict[str, Any]]] = {
-    "azure": _azure_options,
-    "azure-responses": _azure_options,
-    "anthropic-bedrock": lambda base: {
-        "base_url": base,
-        "aws_region": "us-east-1",
-        "aws_access_key": "test",
-        "aws_secret_key": "test",
-    },
-    "anthropic-vertex": lambda base: {
-        "base_url": base,
-        "region": "us-east5",
-        "project_id": "mock-project",
-        "access_token": "mock-token",
-    },
-    "vertex": lambda base: {
-        "base_url": base,
-        "project": "mock-project",
-        "location": "us-central1",
-        "credentials": _google_credentials(),
-    },
-}
 
 
 class _State:
@@ -348,6 +270,7 @@ class MockLLMServer:
         self._stopping = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        wires.load_all()  # every wire's declaration, at start: a missing folder fails here
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -408,56 +331,17 @@ class MockLLMServer:
     def base_url(self, provider: str) -> str:
         """The base URL the provider's SDK (or ``create_interface``) takes."""
         name = normalize_provider(provider)
-        # OpenAI's SDK appends /chat/completions (or /responses) to a base URL that already
-        # ends in /v1.
-        suffix = "/v1" if wire_of(name) in ("openai", "openai-responses") else ""
-        return f"{self.url}/{name}{suffix}"
+        return f"{self.url}/{name}{wire_for(name).base_path}"
 
     def client_options(self, provider: str) -> dict[str, Any]:
         """Keyword arguments for zerda's ``create_interface`` pointing at this server."""
         name = normalize_provider(provider)
-        base = self.base_url(name)
-        wire = wire_of(name)
-        if wire == "ollama":
-            return {"base_url": base}
-        if wire == "bedrock":
-            return {
-                "base_url": base,
-                "region": "us-east-1",
-                "aws_access_key_id": "test",
-                "aws_secret_access_key": "test",
-                # llm.batch's control plane and S3 (_batches_bedrock.py).
-                "endpoint_urls": {"bedrock": base, "s3": f"{base}/s3"},
-            }
-        if wire in _CLOUD_OPTIONS:
-            return dict(_CLOUD_OPTIONS[wire](base))
-        return {"base_url": base, "api_key": "test-key"}
+        return wire_for(name).client_options(self.base_url(name))
 
     def sdk_client_kwargs(self, provider: str) -> dict[str, Any]:
         """Keyword arguments for the provider's own SDK client constructor."""
         name = normalize_provider(provider)
-        base = self.base_url(name)
-        wire = wire_of(name)
-        if wire == "mistral":
-            return {"server_url": base, "api_key": "test-key"}
-        if wire == "ollama":
-            return {"host": base}
-        if wire == "gemini":
-            return {"api_key": "test-key", "http_options": {"base_url": base}}
-        if wire == "vertex":
-            options = {k: v for k, v in _CLOUD_OPTIONS[wire](base).items() if k != "base_url"}
-            return {"vertexai": True, **options, "http_options": {"base_url": base}}
-        if wire in _CLOUD_OPTIONS:
-            return dict(_CLOUD_OPTIONS[wire](base))
-        if wire == "bedrock":
-            return {
-                "service_name": "bedrock-runtime",
-                "endpoint_url": base,
-                "region_name": "us-east-1",
-                "aws_access_key_id": "test",
-                "aws_secret_access_key": "test",
-            }
-        return {"base_url": base, "api_key": "test-key"}
+        return wire_for(name).sdk_client_kwargs(self.base_url(name))
 
     # -- queueing ---------------------------------------------------------------------
 
@@ -715,31 +599,39 @@ class _Handler(BaseHTTPRequestHandler):
         provider = route.provider
         if mock._player is not None:
             self._replay(mock._player, req)
-            return
-        if mock._recorder is not None and mock._recorder.proxies(provider):
+        elif mock._recorder is not None and mock._recorder.proxies(provider):
             self._proxy(mock._recorder, req)
-            return
-        if _batches.is_batch_path(wire_of(provider), route.path):
+        elif _batches.is_batch_path(wire_of(provider), route.path):
             self._serve_batch(mock, provider, req)
-            return
-        if not route.known:
-            answer = _unknown_path(provider, req)
-            if isinstance(answer, Raw):
-                self._serve_raw(answer)
-            else:
-                self._send_error_reply(provider, answer)
-            return
-        required = _REQUIRED_QUERY.get(wire_of(provider))
+        elif not route.known:
+            self._serve_unknown_path(provider, req)
+        elif not self._refused(mock, provider, req):
+            self._serve_queued(mock, provider, req)
+
+    def _serve_unknown_path(self, provider: str, req: RecordedRequest) -> None:
+        answer = wire_for(provider).unknown_path(provider, req)
+        if isinstance(answer, Raw):
+            self._serve_raw(answer)
+        else:
+            self._send_error_reply(provider, answer)
+
+    def _refused(self, mock: MockLLMServer, provider: str, req: RecordedRequest) -> bool:
+        """Answer the error the API gives a request it refuses (a missing required query
+        parameter, or a broken validation rule on a strict server); True when it did."""
+        required = wire_for(provider).required_query
         if required and required not in req.query:
             message = f"Resource not found (MockLLMServer: {provider} needs ?{required}=)"
             self._send_error_reply(provider, ErrorReply(404, message))
-            return
-        if mock.strict:
-            rejection = _validate.check(wire_of(provider), req)
-            if rejection is not None:
-                req.rejected_by = rejection.rule
-                self._send_error_reply(provider, rejection.to_error())
-                return
+            return True
+        rejection = _validate.check(wire_of(provider), req) if mock.strict else None
+        if rejection is None:
+            return False
+        req.rejected_by = rejection.rule
+        self._send_error_reply(provider, rejection.to_error())
+        return True
+
+    def _serve_queued(self, mock: MockLLMServer, provider: str, req: RecordedRequest) -> None:
+        """Answer with the next queued item (or the default, or ``respond_with``'s)."""
         item = mock._next(provider)
         if isinstance(item, Responder):
             item = answer_from(item, req)
@@ -757,7 +649,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._serve_script(mock, provider, item, req)
 
     def _serve_batch(self, mock: MockLLMServer, provider: str, req: RecordedRequest) -> None:
-        """The batch APIs (``_batches.py``): files, jobs, status, results."""
+        """The batch APIs (``_batches.py`` and the wire's ``batches.py``): files, jobs,
+        status, results."""
         renderer = load_renderer(wire_of(provider))
         host = self.headers.get("Host") or f"{mock._host}:{mock._port}"
         reply = _batches.handle(mock, wire_of(provider), req, renderer, host)
@@ -944,69 +837,14 @@ def _retry_headers(seconds: float) -> dict[str, str]:
     return {"retry-after": text, "retry-after-ms": str(int(seconds * 1000))}
 
 
-def _unknown_path(provider: str, req: RecordedRequest) -> ErrorReply | Raw:
-    """The 404 the provider answers for a path it does not serve: never
-    ``model_not_found``, which names a model the request did not get wrong."""
-    where = f"{req.method} {req.path}"
-    wire = wire_of(provider)
-    if wire == "openai" and req.path.startswith("/v1/"):
-        # Quoted in https://github.com/langmanus/langmanus/issues/79 (2025).
-        null: dict[str, Any] = {"param": None, "code": None}
-        return ErrorReply(404, f"Invalid URL ({where})", "invalid_request_error", fields=null)
-    if wire in ("openai", "groq"):
-        # Quoted in https://github.com/InternLM/MindSearch/issues/150 (OpenAI) and
-        # https://github.com/TAGonSoft/groq-dart/issues/15 (Groq, no param).
-        message = (
-            f"Unknown request URL: {where}. Please check the URL for typos, or see the docs "
-            f"at {_API_DOCS[wire]}"
-        )
-        fields: dict[str, Any] = {"code": "unknown_url"}
-        if wire == "openai":
-            fields = {"param": None, **fields}
-        return ErrorReply(404, message, "invalid_request_error", fields=fields)
-    if wire == "anthropic":
-        # errors page, 404 not_found_error (https://docs.anthropic.com/en/api/errors); body
-        # quoted in https://github.com/danielmiessler/Fabric/issues/1140.
-        return ErrorReply(404, "Not Found", "not_found_error")
-    if wire == "ollama":
-        # Ollama's router (gin) answers an unknown route with its plain-text default.
-        return Raw(404, b"404 page not found", {"content-type": "text/plain"})
-    message = f"MockLLMServer: unknown path for {provider}: {where}"
-    return ErrorReply(404, message, fields={"code": None})
-
-
-_API_DOCS = {
-    "openai": "https://platform.openai.com/docs/api-reference/.",
-    "groq": "https://console.groq.com/docs/",
-}
-
-
-# Response headers carrying a request id, as each API sends one (OpenAI and Groq
-# ``x-request-id``: https://platform.openai.com/docs/api-reference/debugging-requests;
-# Anthropic ``request-id``: https://docs.anthropic.com/en/api/errors#request-id; Mistral's
-# gateway ``x-kong-request-id`` and ``mistral-correlation-id``).
-_REQUEST_ID_HEADERS: dict[str, tuple[str, ...]] = {
-    "openai": ("x-request-id",),
-    "groq": ("x-request-id",),
-    "mistral": ("mistral-correlation-id", "x-kong-request-id"),
-    "anthropic": ("request-id",),
-}
-
-
 def _with_request_id(provider: str, reply: Reply) -> Reply:
-    names = _REQUEST_ID_HEADERS.get(wire_of(provider), ())
+    """Add the request-id headers the provider's API sends (``MockWire.request_id_headers``),
+    unless the reply already carries one."""
+    wire = wire_for(provider)
+    names = wire.request_id_headers
     if not names or any(n in reply.headers for n in names):
         return reply
-    value = _request_id(wire_of(provider))
-    return replace(reply, headers={**reply.headers, **dict.fromkeys(names, value)})
-
-
-def _request_id(wire: str) -> str:
-    if wire == "anthropic":
-        return _ids.message_id("req_011C")
-    if wire == "mistral":
-        return str(uuid.uuid4())
-    return "req_" + uuid.uuid4().hex
+    return replace(reply, headers={**reply.headers, **dict.fromkeys(names, wire.request_id())})
 
 
 def _generic_error(message: str) -> bytes:

@@ -1,7 +1,8 @@
 """Request validation: the mock refuses what the real API refuses (DESIGN.md §17).
 
-Each wire protocol has its own module, ``_validate_<wire>.py``, imported the first time a
-request for that wire arrives. A module exposes one function::
+Each wire protocol has its own module, its folder's ``validate.py`` (named by the wire's
+``MockWire.validator``), imported the first time a request for that wire arrives. A module
+exposes one function::
 
     rules_for(req: RecordedRequest) -> Sequence[Rule]
 
@@ -26,6 +27,7 @@ from types import ModuleType
 from typing import Any
 
 from zerda.testing._script import ErrorReply, RecordedRequest
+from zerda.testing.wires import mock_wire
 
 
 @dataclass(frozen=True)
@@ -56,10 +58,14 @@ _lock = threading.Lock()
 
 
 def load_validator(wire: str) -> ModuleType | None:
-    """``zerda.testing._validate_<wire>``, or None when the wire has no validation."""
+    """The wire's validation module (``zerda.testing.wires.<wire>.validate``), or None when
+    the wire has no validation."""
     with _lock:
         if wire not in _modules:
-            name = f"zerda.testing._validate_{wire.replace('-', '_')}"
+            name = mock_wire(wire).validator
+            if name is None:
+                _modules[wire] = None
+                return None
             try:
                 _modules[wire] = importlib.import_module(name)
             except ModuleNotFoundError as exc:

@@ -13,7 +13,7 @@ def botocore_validations(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     of requests already validated starts empty)."""
     import botocore.validate
 
-    from zerda.llm.providers import aws
+    from zerda.llm.wires.bedrock import fastpath
 
     checked: list[Any] = []
     original = botocore.validate.validate_parameters
@@ -23,5 +23,5 @@ def botocore_validations(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         original(params, shape)
 
     monkeypatch.setattr(botocore.validate, "validate_parameters", spy)
-    monkeypatch.setattr(aws, "_VALIDATED", {})
+    monkeypatch.setattr(fastpath, "_VALIDATED", {})
     return checked

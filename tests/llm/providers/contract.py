@@ -9,8 +9,9 @@ event of a stream, the number of attempts and the waits asked for.
 Where providers legitimately differ, the difference is data, never a branch on a provider's
 name: the row's ``traits`` (id rule, tool-name rule, tool_choice and parallel_tool_calls
 support, env keys) or :data:`WIRES`, one entry per wire protocol (what a stream request adds,
-the native error code and message form per status, the wire's history rules). A new row on an
-existing wire (an OpenAI-compatible service) needs nothing here; a new wire needs one entry.
+the native error code and message form per status, the wire's history rules), read from each
+wire's mock folder (``zerda/testing/wires/<wire>/contract.py``). A new row on an existing wire
+(an OpenAI-compatible service) needs nothing here; a new wire brings its entry in its folder.
 
 Expected results are written only with :func:`result` and :func:`error_result`, so a change
 of the result shape is a one-line edit there.
@@ -26,7 +27,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -35,7 +35,8 @@ from tests.llm.providers.histories import PRODUCERS, history_from
 from tests.llm.providers.histories import TOOLS as HISTORY_TOOLS
 from zerda.llm import create_interface, errors, registry
 from zerda.llm._ids import ID_RULES
-from zerda.testing import GEMINI_THOUGHT_SIGNATURE, MockLLMServer
+from zerda.testing import MockLLMServer, wires
+from zerda.testing._wire import WireContract
 
 KEY = "sk-SECRET-zerda-1234"
 ID_A, ID_B = "abcDEF123", "ghiJKL456"  # valid under every id rule (Mistral: 9 alphanumerics)
@@ -162,327 +163,32 @@ def error_of(got: dict[str, Any]) -> dict[str, Any]:
 
 # --- what differs per wire protocol --------------------------------------------------------
 
-
-def _openai_call_ids(body: dict[str, Any]) -> list[str | None]:
-    """Chat Completions' rules: one system message, first; every tool message answers one
-    call of the assistant turn before it; every call answered before the conversation goes
-    on; arguments are JSON text."""
-    messages = body["messages"]
-    assert [m["role"] for m in messages].count("system") <= 1
-    assert all(m["role"] != "system" for m in messages[1:])
-    ids: list[str | None] = []
-    open_ids: list[str] = []
-    for m in messages:
-        if m["role"] == "tool":
-            assert m["tool_call_id"] in open_ids, m
-            open_ids.remove(m["tool_call_id"])
-            continue
-        assert open_ids == [], f"unanswered calls before {m}"
-        for call in m.get("tool_calls") or []:
-            json.loads(call["function"]["arguments"])
-            open_ids.append(call["id"])
-            ids.append(call["id"])
-    assert open_ids == []
-    return ids
+# Each wire's data lives in its mock folder (zerda/testing/wires/<wire>/contract.py).
+Wire = WireContract
 
 
-def _responses_call_ids(body: dict[str, Any]) -> list[str | None]:
-    """The Responses API's rules: the system prompt is ``instructions``, never an input
-    message; every ``function_call_output`` answers a ``function_call`` before it by its
-    ``call_id``; every call is answered before the next message; arguments are JSON text."""
-    ids: list[str | None] = []
-    open_ids: list[str] = []
-    for item in body["input"]:
-        kind = item.get("type", "message")
-        if kind == "function_call_output":
-            assert item["call_id"] in open_ids, item
-            open_ids.remove(item["call_id"])
-        elif kind == "function_call":
-            json.loads(item["arguments"])
-            open_ids.append(item["call_id"])
-            ids.append(item["call_id"])
-        elif kind == "message":
-            assert item["role"] in ("user", "assistant"), item
-            assert open_ids == [], f"unanswered calls before {item}"
-    assert open_ids == []
-    return ids
+def _contract(wire: str) -> Wire | None:
+    """The wire's contract data, or None when the wire has no mock folder yet (reported by
+    test_every_wire_has_its_contract_data)."""
+    try:
+        return wires.mock_wire(wire).contract
+    except ModuleNotFoundError as exc:
+        if exc.name != wires.module_name(wire):
+            raise
+        return None
 
 
-def _ollama_call_ids(body: dict[str, Any]) -> list[str | None]:
-    """Ollama's rules: known roles, a system message only first, calls with a name and object arguments,
-    each tool result naming the call it answers (in order) and carrying its id if any."""
-    messages = body["messages"]
-    assert all(m["role"] != "system" for m in messages[1:])
-    ids: list[str | None] = []
-    pending: list[dict[str, Any]] = []
-    for m in messages:
-        assert m["role"] in ("system", "user", "assistant", "tool")
-        assert isinstance(m["content"], str)
-        if m["role"] == "tool":
-            call = pending.pop(0)
-            assert m["tool_name"] == call["function"]["name"]
-            assert m.get("tool_call_id") == call.get("id")
-            continue
-        assert not pending, "a call without its result"
-        if m["role"] == "assistant":
-            pending = list(m.get("tool_calls", []))
-            for call in pending:
-                assert isinstance(call["function"]["name"], str) and call["function"]["name"]
-                assert isinstance(call["function"]["arguments"], dict)
-                ids.append(call.get("id"))
-    assert not pending
-    return ids
+WIRES: Mapping[str, Wire] = {w: c for w in registry.wires() if (c := _contract(w)) is not None}
 
 
-def _anthropic_call_ids(body: dict[str, Any]) -> list[str | None]:
-    """The Messages API's rules: user first, roles alternate, no empty text, thinking only
-    in assistant turns, every tool_use answered first thing in the next message."""
-    messages = body["messages"]
-    roles = [m["role"] for m in messages]
-    assert roles[0] == "user"
-    assert all(a != b for a, b in zip(roles, roles[1:], strict=False)), roles
-    ids: list[str | None] = []
-    for i, message in enumerate(messages):
-        blocks = message["content"]
-        if isinstance(blocks, str):
-            assert blocks.strip()
-            continue
-        for block in blocks:
-            assert block["type"] != "text" or block["text"].strip()
-            assert block["type"] not in ("thinking", "redacted_thinking") or (
-                message["role"] == "assistant"
-            )
-        uses = [b["id"] for b in blocks if b["type"] == "tool_use"]
-        if uses:
-            reply = messages[i + 1]["content"]
-            answered = [b["tool_use_id"] for b in reply[: len(uses)] if b["type"] == "tool_result"]
-            assert answered == uses
-        ids.extend(uses)
-    return ids
+def skip_where_ids_are_lost(provider: str) -> None:
+    """Skips an id-checking test where the row runs on its SDK's documented call (fast paths
+    off) and that call cannot carry tool-call ids (the wire's ``documented_call_keeps_ids``)."""
+    from zerda.llm.interface.arguments import _fast_path_setting
 
+    if not wire(provider).documented_call_keeps_ids and not _fast_path_setting("", None):
+        pytest.skip(f"{provider}'s documented SDK call keeps no tool-call ids (fast paths off)")
 
-def _bedrock_call_ids(body: dict[str, Any]) -> list[str | None]:
-    """Converse's rules: user first, roles alternate, no empty text, every toolResult
-    answers a toolUse of the previous turn, a toolConfig whenever tool blocks are sent."""
-    messages = body["messages"]
-    assert messages[0]["role"] == "user"
-    assert all(a["role"] != b["role"] for a, b in zip(messages, messages[1:], strict=False))
-    ids: list[str | None] = []
-    previous: set[str] = set()
-    for message in messages:
-        assert message["content"]
-        turn: set[str] = set()
-        for block in message["content"]:
-            if "text" in block:
-                assert block["text"].strip()
-            if "toolUse" in block:
-                turn.add(block["toolUse"]["toolUseId"])
-                ids.append(block["toolUse"]["toolUseId"])
-            if "toolResult" in block:
-                assert block["toolResult"]["toolUseId"] in previous
-        previous = turn
-    assert "toolConfig" in body
-    return ids
-
-
-def _gemini_call_ids(body: dict[str, Any]) -> list[str | None]:
-    """Gemini's rules: roles user/model; every model turn with calls is followed by ONE user
-    content answering each call (same names, ids matching when sent); the turn's first call
-    carries a thought signature (Gemini 3 refuses a history without one)."""
-    contents = body["contents"]
-    ids: list[str | None] = []
-    for i, content in enumerate(contents):
-        assert content["role"] in ("user", "model") and content["parts"]
-        calls = [p["functionCall"] for p in content["parts"] if "functionCall" in p]
-        if not calls:
-            continue
-        assert content["role"] == "model"
-        first = next(p for p in content["parts"] if "functionCall" in p)
-        assert first.get("thoughtSignature")
-        answer = contents[i + 1]
-        assert answer["role"] == "user"
-        replies = [p["functionResponse"] for p in answer["parts"] if "functionResponse" in p]
-        assert [r["name"] for r in replies] == [c["name"] for c in calls]
-        assert [r.get("id") for r in replies] == [c.get("id") for c in calls]
-        ids.extend(c.get("id") for c in calls)
-    return ids
-
-
-# google.rpc codes by HTTP status (https://cloud.google.com/apis/design/errors#handling_errors);
-# statuses outside that table (a proxy's 408, 413, 422) come as UNKNOWN.
-_GOOGLE_CODES = {
-    400: "INVALID_ARGUMENT",
-    401: "UNAUTHENTICATED",
-    403: "PERMISSION_DENIED",
-    404: "NOT_FOUND",
-    408: "UNKNOWN",
-    409: "ABORTED",
-    413: "UNKNOWN",
-    422: "UNKNOWN",
-    429: "RESOURCE_EXHAUSTED",
-    500: "INTERNAL",
-    503: "UNAVAILABLE",
-}
-# Bedrock's x-amzn-ErrorType per status
-# (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html#API_runtime_Converse_Errors,
-# and the common AWS errors: UnrecognizedClientException for bad credentials).
-_AWS_CODES = {
-    400: "ValidationException",
-    401: "UnrecognizedClientException",
-    403: "AccessDeniedException",
-    404: "ResourceNotFoundException",
-    408: "ModelTimeoutException",
-    409: "ConflictException",
-    413: "ValidationException",
-    422: "ValidationException",
-    429: "ThrottlingException",
-    500: "InternalServerException",
-    503: "ServiceUnavailableException",
-}
-
-
-def _google_credentials(token: str) -> Any:
-    from google.oauth2.credentials import Credentials
-
-    return Credentials(token=token)
-
-
-@dataclass(frozen=True)
-class Wire:
-    """What a wire protocol does its own way, as data."""
-
-    call_ids: Callable[[dict[str, Any]], list[str | None]]  # history call ids, rules checked
-    stream_fields: Mapping[str, Any] = field(default_factory=dict)  # added to stream bodies
-    error_codes: Mapping[int, str] = field(default_factory=dict)  # native code sent per status
-    error_message: str = "{message}"  # how Zerda shows the server's message and code
-    secret_option: str = "api_key"  # the constructor option holding the secret
-    # The option's value for a secret text (a credentials object holding it as its token).
-    secret_value: Callable[[str], Any] = str
-    sdk_errors: str = ""  # the module the SDK's exceptions come from (empty: the wire's name)
-    # The cache and reasoning counts of a script's usage the wire carries to the result,
-    # and those it reports as 0 when the script gives none (None: left out). MockLLMServer
-    # sends them as the provider's recordings do.
-    usage_counts: frozenset[str] = frozenset()
-    usage_zeros: Mapping[str, int] = field(default_factory=dict)
-    # The provider_data a turn of N calls comes back with (None: none), as the mock sends it.
-    call_data: Callable[[int], dict[str, Any] | None] = lambda n: None
-
-
-def _gemini_call_data(n: int) -> dict[str, Any] | None:
-    """Gemini thinking models sign a turn's first call (the mock does as they do)."""
-    return (
-        {"gemini": {"thought_signatures": [GEMINI_THOUGHT_SIGNATURE] + [None] * (n - 1)}}
-        if n
-        else None
-    )
-
-
-_STREAM = {"stream": True}
-_ALL_COUNTS = frozenset({"cache_read_tokens", "cache_write_tokens", "reasoning_tokens"})
-WIRES: Mapping[str, Wire] = {
-    # Without include_usage OpenAI streams carry no usage.
-    # OpenAI always sends prompt_tokens_details.cached_tokens and
-    # completion_tokens_details.reasoning_tokens.
-    "openai": Wire(
-        _openai_call_ids,
-        {"stream": True, "stream_options": {"include_usage": True}},
-        usage_counts=frozenset({"cache_read_tokens", "cache_write_tokens", "reasoning_tokens"}),
-        usage_zeros={"cache_read_tokens": 0, "reasoning_tokens": 0},
-    ),
-    "groq": Wire(
-        _openai_call_ids,
-        _STREAM,
-        usage_counts=frozenset({"cache_read_tokens", "reasoning_tokens"}),
-    ),
-    # Mistral reports no reasoning count.
-    "mistral": Wire(
-        _openai_call_ids,
-        _STREAM,
-        sdk_errors="mistralai",
-        usage_counts=frozenset({"cache_read_tokens"}),
-    ),
-    "ollama": Wire(_ollama_call_ids, _STREAM),
-    # Anthropic always sends cache_read_input_tokens and cache_creation_input_tokens.
-    "anthropic": Wire(
-        _anthropic_call_ids,
-        _STREAM,
-        usage_counts=frozenset({"cache_read_tokens", "cache_write_tokens"}),
-        usage_zeros={"cache_read_tokens": 0, "cache_write_tokens": 0},
-    ),
-    # Streams go to converse-stream / streamGenerateContent with the same body.
-    "bedrock": Wire(
-        _bedrock_call_ids,
-        error_codes=_AWS_CODES,
-        error_message="{code}: {message}",
-        secret_option="aws_secret_access_key",
-        sdk_errors="botocore",
-        usage_counts=frozenset({"cache_read_tokens", "cache_write_tokens"}),  # no reasoning
-    ),
-    "gemini": Wire(
-        _gemini_call_ids,
-        error_codes=_GOOGLE_CODES,
-        error_message="{code}: {message}",
-        sdk_errors="google.genai",
-        # No cache writes; thoughtsTokenCount is the reasoning (added to the output).
-        usage_counts=frozenset({"cache_read_tokens", "reasoning_tokens"}),
-        call_data=_gemini_call_data,
-    ),
-    # Responses streams carry usage in response.completed: nothing more to ask for. The
-    # API always sends input_tokens_details.cached_tokens and
-    # output_tokens_details.reasoning_tokens.
-    "openai-responses": Wire(
-        _responses_call_ids,
-        _STREAM,
-        sdk_errors="openai",
-        usage_counts=_ALL_COUNTS,
-        usage_zeros={"cache_read_tokens": 0, "reasoning_tokens": 0},
-    ),
-    # Azure's deployments speak the OpenAI wires through openai.AzureOpenAI.
-    "azure": Wire(
-        _openai_call_ids,
-        {"stream": True, "stream_options": {"include_usage": True}},
-        sdk_errors="openai",
-        usage_counts=_ALL_COUNTS,
-        usage_zeros={"cache_read_tokens": 0, "reasoning_tokens": 0},
-    ),
-    "azure-responses": Wire(
-        _responses_call_ids,
-        _STREAM,
-        sdk_errors="openai",
-        usage_counts=_ALL_COUNTS,
-        usage_zeros={"cache_read_tokens": 0, "reasoning_tokens": 0},
-    ),
-    # InvokeModel takes the stream switch in its path (invoke-with-response-stream), not in
-    # the body; errors are Bedrock's, shown by the anthropic SDK without their code.
-    "anthropic-bedrock": Wire(
-        _anthropic_call_ids,
-        error_codes=_AWS_CODES,
-        secret_option="aws_secret_key",
-        sdk_errors="anthropic",
-        usage_counts=frozenset({"cache_read_tokens", "cache_write_tokens"}),
-        usage_zeros={"cache_read_tokens": 0, "cache_write_tokens": 0},
-    ),
-    # streamRawPredict, with "stream": true kept in the body.
-    "anthropic-vertex": Wire(
-        _anthropic_call_ids,
-        _STREAM,
-        secret_option="access_token",
-        sdk_errors="anthropic",
-        usage_counts=frozenset({"cache_read_tokens", "cache_write_tokens"}),
-        usage_zeros={"cache_read_tokens": 0, "cache_write_tokens": 0},
-    ),
-    # No API key on Vertex AI: the secret is the access token of the credentials given.
-    "vertex": Wire(
-        _gemini_call_ids,
-        error_codes=_GOOGLE_CODES,
-        error_message="{code}: {message}",
-        secret_option="credentials",
-        secret_value=_google_credentials,
-        sdk_errors="google.genai",
-        usage_counts=frozenset({"cache_read_tokens", "reasoning_tokens"}),
-        call_data=_gemini_call_data,  # the Gemini provider's own key, on Vertex AI too
-    ),
-}
 
 # Ids each rule (Traits.tool_id) sends; "optional" rules may send none.
 ID_PATTERNS = {
@@ -642,6 +348,8 @@ class ProviderContract:
         self, server: MockLLMServer, make: Any, provider: str, name: str
     ) -> None:
         script, arguments = ROUND_TRIPS[name]
+        if script.get("tool_calls"):
+            skip_where_ids_are_lost(provider)
         expected = result(**arguments, provider=provider)
         llm = make()
         server.enqueue(provider, **script)
@@ -663,6 +371,7 @@ class ProviderContract:
     def test_parallel_calls_interleaved_in_fragments(
         self, server: MockLLMServer, make: Any, provider: str
     ) -> None:
+        skip_where_ids_are_lost(provider)
         server.enqueue(
             provider, text="Checking.", tool_calls=[CALL_A, CALL_B], fragments=5, interleave=True
         )
@@ -946,6 +655,7 @@ class ProviderContract:
         ids are this row's id rule applied to the producer's ids (the same on every send),
         generate / generate_async / stream send the same body, and the caller's messages
         are untouched."""
+        skip_where_ids_are_lost(provider)
         history = history_from(producer)
         llm = make()
         server.enqueue(provider, text="Sunny.")
@@ -972,6 +682,7 @@ class ProviderContract:
 
     def test_own_result_continues(self, server: MockLLMServer, make: Any, provider: str) -> None:
         """Its own result's message, answered, is the next request's history, ids intact."""
+        skip_where_ids_are_lost(provider)
         llm = make()
         server.enqueue(provider, text="Checking.", tool_calls=[CALL_A, CALL_B])
         first = llm.generate("Weather and time?", tools=TOOLS)

@@ -21,8 +21,9 @@ from zerda.llm.errors import (
     InvalidRequestError,
     ServerError,
 )
-from zerda.llm.providers import aws
-from zerda.llm.wires.bedrock.interface import AWSInterface, _map_messages, _map_tool_output
+from zerda.llm.wires.bedrock import errors as bedrock_errors
+from zerda.llm.wires.bedrock.interface import AWSInterface
+from zerda.llm.wires.bedrock.map import _map_messages, _map_tool_output
 from zerda.testing import MockLLMServer
 
 MODEL = "us.amazon.nova-micro-v1:0"
@@ -870,7 +871,7 @@ def test_retry_after_headers(headers: dict[str, str], seconds: float | None) -> 
         "Error": {"Code": "ThrottlingException", "Message": "slow"},
         "ResponseMetadata": {"HTTPStatusCode": 429, "HTTPHeaders": headers},
     }
-    assert aws._retry_after(ClientError(response, "Converse")) == seconds
+    assert bedrock_errors._retry_after(ClientError(response, "Converse")) == seconds
 
 
 @pytest.mark.usefixtures("short_backoff")

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.llm.providers.test_aws import MODEL, check_recorded, expected_calls, recorded
-from zerda.llm.providers import aws
+from zerda.llm.wires.bedrock import stream as bedrock_stream
 from zerda.llm.wires.bedrock.interface import AWSInterface
 from zerda.testing import MockLLMServer
 from zerda.testing._eventstream import encode_event
@@ -308,13 +308,13 @@ def test_an_empty_stream_is_a_server_error_not_retried(
 def closes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts closes of the HTTP response under each stream."""
     closed: list[int] = []
-    original = aws._Events.close
+    original = bedrock_stream._Events.close
 
-    def close(self: aws._Events) -> None:
+    def close(self: bedrock_stream._Events) -> None:
         closed.append(1)
         original(self)
 
-    monkeypatch.setattr(aws._Events, "close", close)
+    monkeypatch.setattr(bedrock_stream._Events, "close", close)
     return closed
 
 

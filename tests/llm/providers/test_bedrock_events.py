@@ -1,6 +1,6 @@
 """Bedrock's converse-stream events: the frequent plain ones (messageStart, text and tool
 input deltas, contentBlockStop) are read without botocore's parser walking their shapes
-(aws._read_events), every other message by botocore's own ``_parse_event``. The events are
+(bedrock_fastpath._read_events), every other message by botocore's own ``_parse_event``. The events are
 the very dicts botocore's ``EventStream`` yields (key order included), for every recorded
 stream and for payloads botocore treats in its own ways (nulls, unknown keys and members,
 bodies that are not JSON, exceptions)."""
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from zerda.llm.providers import aws
+from zerda.llm.wires.bedrock import fastpath as bedrock_fastpath
 from zerda.testing._eventstream import encode_event, encode_exception, encode_message
 
 pytest.importorskip("botocore")
@@ -51,7 +51,7 @@ def event_stream(data: bytes, size: int = 1024) -> Any:
 def both(data: bytes, size: int = 1024) -> tuple[Any, Any]:
     """What botocore's EventStream yields (or raises) for ``data``, and what Zerda reads."""
     return _outcome(lambda: list(event_stream(data, size))), _outcome(
-        lambda: list(aws._read_events(event_stream(data, size)))
+        lambda: list(bedrock_fastpath._read_events(event_stream(data, size)))
     )
 
 
@@ -154,7 +154,7 @@ def test_plain_events_skip_the_parser(monkeypatch: pytest.MonkeyPatch) -> None:
     data = b"".join(
         [ODD["start"], ODD["text, padded"], ODD["tool input"], ODD["stop"], ODD["metadata"]]
     )
-    events = list(aws._read_events(event_stream(data)))
+    events = list(bedrock_fastpath._read_events(event_stream(data)))
     assert parsed == ["metadata"]
     assert events == [
         {"messageStart": {"role": "assistant"}},
@@ -167,24 +167,23 @@ def test_plain_events_skip_the_parser(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_stream_without_botocores_members_is_iterated_as_it_is() -> None:
     events = [{"messageStart": {"role": "assistant"}}]
-    assert list(aws._read_events(events)) == events
+    assert list(bedrock_fastpath._read_events(events)) == events
 
 
-def test_canary_botocore_event_stream() -> None:
-    """The private members _read_events uses, and the model the plain events' readers are
-    compiled from: each event a structure whose members botocore reads from the JSON
-    payload (none from a header), the delta a union of text, tool input and reasoning."""
+def test_botocore_event_stream_as_read() -> None:
+    """What _read_events relies on beyond the names of the bedrock table
+    (wires/bedrock/fastpath.py): the frames are a generator, and the model the plain events'
+    readers are compiled from has each event a structure whose members botocore reads from
+    the JSON payload (none from a header), the delta a union of text, tool input and
+    reasoning."""
     import inspect
-
-    from botocore.eventstream import EventStream
 
     stream = event_stream(ODD["stop"])
     assert inspect.isgenerator(stream._event_generator)
-    assert list(inspect.signature(EventStream._parse_event).parameters) == ["self", "event"]
     shapes = stream._output_shape.members
-    readers = aws._event_readers(stream._output_shape)
-    assert list(readers) == list(aws._PLAIN_EVENTS)
-    for name in aws._PLAIN_EVENTS:
+    readers = bedrock_fastpath._event_readers(stream._output_shape)
+    assert list(readers) == list(bedrock_fastpath._PLAIN_EVENTS)
+    for name in bedrock_fastpath._PLAIN_EVENTS:
         assert shapes[name].type_name == "structure"
         assert not any(m.serialization for m in shapes[name].members.values())
     union = shapes["contentBlockDelta"].members["delta"]

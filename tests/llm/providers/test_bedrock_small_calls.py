@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from zerda.llm import create_interface
-from zerda.llm.providers import aws
+from zerda.llm.wires.bedrock import fastpath as bedrock_fastpath
 from zerda.testing import MockLLMServer
 
 MODEL = "amazon.nova-lite-v1:0"
@@ -51,10 +51,10 @@ def test_canary_the_blobless_blocks_hold_no_blob() -> None:
     import boto3
 
     client = boto3.client("bedrock-runtime", region_name="us-east-1")
-    for operation in aws._OPERATIONS:
+    for operation in bedrock_fastpath._OPERATIONS:
         shape = client.meta.service_model.operation_model(operation).input_shape
         block = shape.members["messages"].member.members["content"].member
-        for name in aws._BLOBLESS_BLOCKS - {"toolResult"}:
+        for name in bedrock_fastpath._BLOBLESS_BLOCKS - {"toolResult"}:
             assert _blob_paths(block.members[name], name, frozenset()) == []
         result = block.members["toolResult"]
         assert set(result.members) == {"toolUseId", "content", "status", "type"}
@@ -62,7 +62,7 @@ def test_canary_the_blobless_blocks_hold_no_blob() -> None:
             if name != "content":
                 assert _blob_paths(member, name, frozenset()) == []
         inner = result.members["content"].member
-        for name in aws._BLOBLESS_RESULT_BLOCKS:
+        for name in bedrock_fastpath._BLOBLESS_RESULT_BLOCKS:
             assert _blob_paths(inner.members[name], name, frozenset()) == []
         assert _blob_paths(block.members["image"], "image", frozenset()) != []
         assert _blob_paths(inner.members["image"], "image", frozenset()) != []
@@ -93,26 +93,28 @@ IMAGE = {"image": {"format": "png", "source": {"bytes": b"\x89PNG"}}}
     ],
 )
 def test_holds_no_blob(messages: list[Any], expected: bool) -> None:
-    assert aws._holds_no_blob(messages) is expected
+    assert bedrock_fastpath._holds_no_blob(messages) is expected
 
 
 def test_fingerprint_tells_apart_what_the_validator_does() -> None:
     same = [{"a": [1, "x", {"b": None}]}, {"a": [1, "x", {"b": None}]}]
-    assert aws._fingerprint(same[0]) == aws._fingerprint(same[1])
+    assert bedrock_fastpath._fingerprint(same[0]) == bedrock_fastpath._fingerprint(same[1])
     values = [[1], (1,), {1: 2}, {"1": 2}, 1, 1.0, True, "1", None, {True: 1}, [[]], [()]]
-    keys = {aws._fingerprint({"a": v}) for v in values}
+    keys = {bedrock_fastpath._fingerprint({"a": v}) for v in values}
     assert None not in keys and len(keys) == len(values)
-    assert aws._fingerprint({"a": {"b": 1, "c": 2}}) != aws._fingerprint({"a": {"c": 2, "b": 1}})
+    assert bedrock_fastpath._fingerprint({"a": {"b": 1, "c": 2}}) != bedrock_fastpath._fingerprint(
+        {"a": {"c": 2, "b": 1}}
+    )
 
     class Text(str):
         pass
 
-    assert aws._fingerprint({"a": Text("x")}) is None
-    assert aws._fingerprint({"a": object()}) is None
+    assert bedrock_fastpath._fingerprint({"a": Text("x")}) is None
+    assert bedrock_fastpath._fingerprint({"a": object()}) is None
     deep: list[Any] = []
     for _ in range(3000):
         deep = [deep]
-    assert aws._fingerprint({"a": deep}) is None
+    assert bedrock_fastpath._fingerprint({"a": deep}) is None
 
 
 def test_a_buffer_in_the_request_is_validated_every_call(
@@ -181,7 +183,7 @@ def both(status: int, body: bytes) -> tuple[Any, Any, bool]:
 
     def zerdas() -> Any:
         raw, customized = response(), dict[str, Any]()
-        aws._read_response(aws._response_reader(shape), raw, customized)
+        bedrock_fastpath._read_response(bedrock_fastpath._response_reader(shape), raw, customized)
         read.append(raw["body"] != body or bool(customized))
         parsed = create_parser("rest-json").parse(raw, shape)
         parsed.update(customized)
@@ -308,11 +310,11 @@ def test_odd_answers_read_as_botocore_reads_them(case: str) -> None:
 def test_a_float_member_reads_as_botocores_float() -> None:
     from botocore.model import Shape
 
-    reader = aws._compile_reader(Shape("F", {"type": "double"}), {})
+    reader = bedrock_fastpath._compile_reader(Shape("F", {"type": "double"}), {})
     assert reader is not None
     assert (reader(5), type(reader(5))) == (5.0, float)
     for odd in ("5", True, 10**400):
-        with pytest.raises(aws._NotPlain):
+        with pytest.raises(bedrock_fastpath._NotPlain):
             reader(odd)
 
 

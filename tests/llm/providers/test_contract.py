@@ -20,6 +20,7 @@ class TestContract(ProviderContract):
 
 
 def test_every_wire_has_its_contract_data() -> None:
-    """A row on a new wire protocol says, in contract.WIRES, what that wire does its own way."""
+    """A row on a new wire protocol says, in its mock folder's contract data (read into
+    contract.WIRES), what that wire does its own way."""
     missing = sorted(set(registry.wires()) - set(WIRES))
-    assert missing == [], f"add a Wire entry to tests/llm/providers/contract.py for {missing}"
+    assert missing == [], f"add zerda/testing/wires/<wire>/ (WIRE.contract) for {missing}"

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from zerda.llm import create_interface, document, image, tool_result
-from zerda.llm.providers import aws
+from zerda.llm.wires.bedrock import fastpath as bedrock_fastpath
+from zerda.llm.wires.bedrock import map as bedrock_map
 from zerda.testing import MockLLMServer
 
 MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
@@ -153,7 +154,7 @@ def test_the_body_is_botocores_byte_for_byte(server: MockLLMServer, case: str) -
         # ...sent through the fast path, not botocore's own walk of the request: botocore
         # serializes nothing but the URL's modelId.
         split = llm._prebuilt(llm._native_request(messages, kwargs))
-        assert set(split) == {"modelId", aws._PREBUILT}
+        assert set(split) == {"modelId", bedrock_fastpath._PREBUILT}
 
 
 @pytest.mark.parametrize(
@@ -208,43 +209,45 @@ def test_a_callers_own_client_is_left_alone(server: MockLLMServer) -> None:
 
 def test_split_prebuilt() -> None:
     messages = [{"role": "user", "content": [{"image": {"source": {"bytes": b"\x00\xff"}}}]}]
-    split = aws._split_prebuilt({"modelId": "m", "messages": messages, "system": [{"text": "s"}]})
+    split = bedrock_fastpath._split_prebuilt(
+        {"modelId": "m", "messages": messages, "system": [{"text": "s"}]}
+    )
     assert split == {
         "modelId": "m",
-        aws._PREBUILT: '{"messages": [{"role": "user", "content": [{"image": {"source": '
+        bedrock_fastpath._PREBUILT: '{"messages": [{"role": "user", "content": [{"image": {"source": '
         '{"bytes": "AP8="}}}]}], "system": [{"text": "s"}]}',
     }
     # Every field is, up to an inferenceConfig float botocore rewrites; values that are not
     # JSON leave it all to botocore.
     config = {"modelId": "m", "inferenceConfig": {"temperature": 1, "topP": 0.5}, "messages": []}
-    assert aws._split_prebuilt(config) == {
+    assert bedrock_fastpath._split_prebuilt(config) == {
         "modelId": "m",
-        aws._PREBUILT: '{"inferenceConfig": {"temperature": 1, "topP": 0.5}, "messages": []}',
+        bedrock_fastpath._PREBUILT: '{"inferenceConfig": {"temperature": 1, "topP": 0.5}, "messages": []}',
     }
     late = {"modelId": "m", "messages": [], "inferenceConfig": {"topP": float("inf")}, "x": 1}
-    assert aws._split_prebuilt(late) == {
+    assert bedrock_fastpath._split_prebuilt(late) == {
         "modelId": "m",
         "inferenceConfig": {"topP": float("inf")},
         "x": 1,
-        aws._PREBUILT: '{"messages": []}',
+        bedrock_fastpath._PREBUILT: '{"messages": []}',
     }
     first = {"modelId": "m", "inferenceConfig": {"temperature": Decimal("0.5")}, "messages": []}
-    assert aws._split_prebuilt(first) is first
+    assert bedrock_fastpath._split_prebuilt(first) is first
     odd = {"modelId": "m", "messages": [{"x": object()}]}
-    assert aws._split_prebuilt(odd) is odd
+    assert bedrock_fastpath._split_prebuilt(odd) is odd
 
 
 def test_splice_prebuilt() -> None:
-    context = {aws._PREBUILT: '{"messages": []}'}
+    context = {bedrock_fastpath._PREBUILT: '{"messages": []}'}
     params = {"body": b'{"inferenceConfig": {"maxTokens": 5}}'}
-    aws._splice_prebuilt(params, context)
+    bedrock_fastpath._splice_prebuilt(params, context)
     assert params["body"] == b'{"messages": [], "inferenceConfig": {"maxTokens": 5}}'
     assert context == {}
     params = {"body": b"{}"}
-    aws._splice_prebuilt(params, {aws._PREBUILT: '{"messages": []}'})
+    bedrock_fastpath._splice_prebuilt(params, {bedrock_fastpath._PREBUILT: '{"messages": []}'})
     assert params["body"] == b'{"messages": []}'
     untouched = {"body": b"{}"}
-    aws._splice_prebuilt(untouched, {})
+    bedrock_fastpath._splice_prebuilt(untouched, {})
     assert untouched == {"body": b"{}"}
 
 
@@ -311,7 +314,7 @@ def test_the_native_request_holds_the_bytes() -> None:
     ],
 )
 def test_is_botocores_text(text: str, same: bool) -> None:
-    assert aws._is_botocores_text(text, base64.b64decode(text)) is same
+    assert bedrock_map._is_botocores_text(text, base64.b64decode(text)) is same
 
 
 def test_canary_the_body_holds_no_member_botocore_rewrites() -> None:
@@ -342,7 +345,7 @@ def test_canary_the_body_holds_no_member_botocore_rewrites() -> None:
             return [f"{path}: {shape.type_name}"]
         return []
 
-    for operation in aws._OPERATIONS:
+    for operation in bedrock_fastpath._OPERATIONS:
         shape = client.meta.service_model.operation_model(operation).input_shape
         found = special(shape, "", frozenset())
         others = [f for f in found if not f.startswith((".messages", ".system"))]
@@ -387,12 +390,14 @@ def test_a_request_botocore_passed_is_not_validated_again(
 
 
 def test_fingerprint() -> None:
-    assert aws._fingerprint({"a": [1]}) == aws._fingerprint({"a": [1]})
-    assert aws._fingerprint({"a": [1]}) != aws._fingerprint({"a": (1,)})
-    assert aws._fingerprint({"a": {1: 2}}) != aws._fingerprint({"a": {"1": 2}})
-    assert aws._fingerprint({"a": 1}) != aws._fingerprint({"a": 1.0})
-    assert aws._fingerprint({"a": 1}) != aws._fingerprint({"a": True})
-    assert aws._fingerprint({"a": "1"}) != aws._fingerprint({"a": 1})
+    assert bedrock_fastpath._fingerprint({"a": [1]}) == bedrock_fastpath._fingerprint({"a": [1]})
+    assert bedrock_fastpath._fingerprint({"a": [1]}) != bedrock_fastpath._fingerprint({"a": (1,)})
+    assert bedrock_fastpath._fingerprint({"a": {1: 2}}) != bedrock_fastpath._fingerprint(
+        {"a": {"1": 2}}
+    )
+    assert bedrock_fastpath._fingerprint({"a": 1}) != bedrock_fastpath._fingerprint({"a": 1.0})
+    assert bedrock_fastpath._fingerprint({"a": 1}) != bedrock_fastpath._fingerprint({"a": True})
+    assert bedrock_fastpath._fingerprint({"a": "1"}) != bedrock_fastpath._fingerprint({"a": 1})
     # Not builtin values of exact types: validated on every call.
-    assert aws._fingerprint({"a": Decimal("1")}) is None
-    assert aws._fingerprint({"a": aws._Source(bytes=b"x")}) is None
+    assert bedrock_fastpath._fingerprint({"a": Decimal("1")}) is None
+    assert bedrock_fastpath._fingerprint({"a": bedrock_map._Source(bytes=b"x")}) is None

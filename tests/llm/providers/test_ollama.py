@@ -18,6 +18,7 @@ from zerda.llm import (
 )
 from zerda.llm.base import Request
 from zerda.llm.providers import ollama as provider
+from zerda.llm.wires.ollama import fastpath as ollama_fastpath
 from zerda.llm.wires.ollama.interface import OllamaInterface
 from zerda.testing import MockLLMServer
 
@@ -124,10 +125,10 @@ async def test_the_request_is_what_json_body_sends(server: MockLLMServer, how: s
 
 def test_the_chat_url_is_merged_as_httpx_merges_it_and_follows_the_base_url() -> None:
     http = httpx.Client(base_url="http://127.0.0.1:9/behind/a/proxy")
-    assert provider._chat_url(http) == http._merge_url("/api/chat")
-    assert str(provider._chat_url(http)) == "http://127.0.0.1:9/behind/a/proxy/api/chat"
+    assert ollama_fastpath.chat_url(http) == http._merge_url("/api/chat")
+    assert str(ollama_fastpath.chat_url(http)) == "http://127.0.0.1:9/behind/a/proxy/api/chat"
     http.base_url = "http://127.0.0.1:8"
-    assert str(provider._chat_url(http)) == "http://127.0.0.1:8/api/chat"
+    assert str(ollama_fastpath.chat_url(http)) == "http://127.0.0.1:8/api/chat"
 
 
 @pytest.mark.parametrize("given", [None, "application/json; charset=utf-8"])
@@ -136,7 +137,7 @@ def test_the_content_type_is_the_one_json_body_gets(given: str | None) -> None:
     http = httpx.Client(
         base_url="http://127.0.0.1:9", headers={"Content-Type": given} if given else {}
     )
-    args = provider._send_args(http, {"model": "m", "messages": []}, {})
+    args = ollama_fastpath.send_args(http, {"model": "m", "messages": []}, {})
     ours = http.build_request("POST", **args)
     theirs = http.build_request("POST", "/api/chat", json={"model": "m", "messages": []})
     assert (
@@ -149,7 +150,7 @@ def test_the_content_type_is_the_one_json_body_gets(given: str | None) -> None:
 
 def test_a_body_that_is_not_plain_json_goes_as_json_for_httpx_to_refuse() -> None:
     http = httpx.Client(base_url="http://127.0.0.1:9")
-    args = provider._send_args(http, {"model": "m", "format": {"x": {1}}}, {"timeout": 3})
+    args = ollama_fastpath.send_args(http, {"model": "m", "format": {"x": {1}}}, {"timeout": 3})
     assert args == {"url": "/api/chat", "json": {"model": "m", "format": {"x": {1}}}, "timeout": 3}
 
 

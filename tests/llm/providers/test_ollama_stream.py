@@ -267,11 +267,11 @@ def test_crlf_blank_lines_and_a_last_line_without_newline(server: MockLLMServer)
 
 
 def test_line_splitter_joins_lines_cut_anywhere() -> None:
-    from zerda.llm.wires.ollama.interface import _LineSplitter
+    from zerda.llm.wires.ollama.fastpath import LineSplitter
 
     body = unescaped(chunk("é\u2028x"), final())
     for size in (1, 2, 3, 7, len(body)):
-        lines = _LineSplitter()
+        lines = LineSplitter()
         got = [line for i in range(0, len(body), size) for line in lines.feed(body[i : i + size])]
         assert got + lines.flush() == body.split(b"\n")[:2]
 
@@ -302,12 +302,13 @@ def test_a_line_that_is_not_json_is_a_server_error(server: MockLLMServer) -> Non
 def test_an_http_error_keeps_its_status_and_retry_after(server: MockLLMServer) -> None:
     import ollama
 
-    from zerda.llm.wires.ollama.interface import _retry_after, _stream_chunks
+    from zerda.llm.wires.ollama.fastpath import stream_chunks
+    from zerda.llm.wires.ollama.interface import _retry_after
 
     server.enqueue_error(429, "ollama", message="slow down", retry_after=7)
     llm = make(server)
     with pytest.raises(ollama.ResponseError) as info:
-        next(_stream_chunks(llm.client, ollama, {"model": "m", "messages": [], "stream": True}))
+        next(stream_chunks(llm.client, ollama, {"model": "m", "messages": [], "stream": True}))
     assert (info.value.status_code, info.value.error) == (429, "slow down")
     assert _retry_after(info.value) == 7
 

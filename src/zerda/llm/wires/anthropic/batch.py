@@ -11,7 +11,7 @@ One ``POST /v1/messages/batches`` carries every request as ``{"custom_id", "para
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zerda.llm.batch import BatchStatus, ItemOutcome, not_ended
 from zerda.llm.errors import (
@@ -21,6 +21,9 @@ from zerda.llm.errors import (
     ZerdaError,
     error_class_for_status,
 )
+
+if TYPE_CHECKING:
+    from zerda.llm.base import BaseLLMInterface
 
 # https://docs.anthropic.com/en/api/creating-message-batches: custom_id.
 CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
@@ -92,3 +95,56 @@ def _item_error(result: Any, kind: str, provider: str) -> ZerdaError:
 
 def not_done(batch: Any) -> InvalidRequestError:
     return not_ended(batch.id, str(batch.processing_status))
+
+
+# --- the native calls (BatchProtocol), over an interface's SDK clients ---------------------
+
+
+def check_ended(batch: Any) -> None:
+    if batch.processing_status != "ended":
+        raise not_done(batch)
+
+
+class AnthropicBatch:
+    """The Message Batches API's calls (``messages.batches``) for an Anthropic interface:
+    its :class:`~zerda.llm.interface.batch.BatchProtocol`."""
+
+    def __init__(self, llm: BaseLLMInterface) -> None:
+        self.llm = llm
+
+    def submit(self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]) -> str:
+        check_ids(items)
+        requests = map_batch_requests(items)
+        return str(self.llm.client.messages.batches.create(requests=requests, **options).id)
+
+    async def submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        check_ids(items)
+        requests = map_batch_requests(items)
+        batches = self.llm.async_client.messages.batches
+        return str((await batches.create(requests=requests, **options)).id)
+
+    def poll(self, batch_id: str) -> BatchStatus:
+        return map_batch_status(self.llm.client.messages.batches.retrieve(batch_id))
+
+    async def poll_async(self, batch_id: str) -> BatchStatus:
+        return map_batch_status(await self.llm.async_client.messages.batches.retrieve(batch_id))
+
+    def fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        batches = self.llm.client.messages.batches
+        check_ended(batches.retrieve(batch_id))
+        entries = batches.results(batch_id)
+        return dict(map_batch_entry(e, self.llm.provider) for e in entries)
+
+    async def fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        batches = self.llm.async_client.messages.batches
+        check_ended(await batches.retrieve(batch_id))
+        entries = await batches.results(batch_id)
+        return dict([map_batch_entry(e, self.llm.provider) async for e in entries])
+
+    def cancel(self, batch_id: str) -> BatchStatus:
+        return map_batch_status(self.llm.client.messages.batches.cancel(batch_id))
+
+    async def cancel_async(self, batch_id: str) -> BatchStatus:
+        return map_batch_status(await self.llm.async_client.messages.batches.cancel(batch_id))

@@ -16,8 +16,10 @@ What ``create()`` does besides posting is done here too: its default non-streami
 models, and its two header parameters. Clients that rewrite a request from its JSON body
 (AnthropicBedrock, AnthropicVertex, Foundry...: their ``_prepare_options`` routes
 ``/v1/messages`` per model) and clients with middleware get the body as ``body=``, as
-``create()`` gives it. The private names used are pinned (anthropic <3) and watched by the
-canary tests in tests/llm/providers/test_fastpath_anthropic.py.
+``create()`` gives it. Every private or undocumented name used is a row of
+:data:`PRIVATE_NAMES` (DESIGN §22), which tests/llm/wires/test_private_names.py walks; an
+interface built with ``fast_path=False``, or on an SDK lacking one of them, calls
+``client.messages.create()`` instead.
 """
 
 from __future__ import annotations
@@ -26,7 +28,56 @@ import warnings
 from typing import Any
 
 from zerda.llm._body_json import encode_body
-from zerda.llm.base import signature_options
+from zerda.llm._fastpath import PrivateName
+from zerda.llm._signatures import signature_options
+
+_POST = ("cast_to", "body", "content", "options", "stream", "stream_cls")
+PRIVATE_NAMES: tuple[PrivateName, ...] = (
+    PrivateName(
+        "anthropic",
+        "Anthropic.post",
+        "posts the body: content= (bytes sent as they are), cast_to=object (the JSON as it "
+        "came), stream_cls=Stream[object]",
+        keywords=_POST,
+    ),
+    PrivateName("anthropic", "AsyncAnthropic.post", "as Anthropic.post", keywords=_POST),
+    PrivateName(
+        "anthropic._types",
+        "RequestOptions",
+        "post()'s options, from create()'s extra_headers, extra_query, extra_body, timeout",
+        keywords=("headers", "params", "extra_json", "timeout"),
+    ),
+    PrivateName("anthropic", "_constants.DEFAULT_TIMEOUT", "create()'s default timeout"),
+    PrivateName(
+        "anthropic",
+        "_constants.MODEL_NONSTREAMING_TOKENS",
+        "create()'s non-streaming token limits per model",
+    ),
+    PrivateName(
+        "anthropic",
+        "Anthropic._calculate_nonstreaming_timeout",
+        "create()'s timeout from max_tokens (a ValueError when the call needs streaming)",
+        keywords=("max_tokens", "max_nonstreaming_tokens"),
+    ),
+    PrivateName("anthropic", "_data.DEPRECATED_MODELS", "create()'s deprecation warning"),
+    PrivateName(
+        "anthropic",
+        "_data.MODELS_TO_WARN_WITH_THINKING_ENABLED",
+        "create()'s warning for thinking 'enabled'",
+    ),
+    PrivateName(
+        "anthropic",
+        "Anthropic._prepare_options",
+        "a client that rewrites requests from their JSON body (the cloud clients) overrides it",
+    ),
+    PrivateName("anthropic", "AsyncAnthropic._prepare_options", "as Anthropic._prepare_options"),
+    PrivateName(
+        "anthropic._base_client",
+        "BaseClient.__init__",
+        "a client with middleware (which may read the JSON body) gets body=",
+        assigns=("_middleware",),
+    ),
+)
 
 # The path every Anthropic client posts Messages to (the cloud clients rewrite it).
 MESSAGES_PATH = "/v1/messages"

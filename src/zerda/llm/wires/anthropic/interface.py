@@ -20,15 +20,10 @@ from collections.abc import AsyncIterator, Callable
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from zerda.llm._fastpath import fast_path_on
+from zerda.llm._signatures import signature_options
 from zerda.llm._strict_schema import to_strict_schema
-from zerda.llm.base import (
-    BaseLLMInterface,
-    Request,
-    signature_options,
-    tool_output_text,
-    without_sdk_retries,
-)
-from zerda.llm.batch import BatchStatus, ItemOutcome
+from zerda.llm.base import BaseLLMInterface, Request, without_sdk_retries
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
@@ -40,6 +35,7 @@ from zerda.llm.errors import (
     excerpt,
     malformed_response,
 )
+from zerda.llm.messages import tool_output_text
 from zerda.llm.parts import is_parts
 from zerda.llm.reasoning import Plan
 from zerda.llm.tools import _get, parse_anthropic_tool_calls, to_anthropic_tools
@@ -96,12 +92,19 @@ class AnthropicInterface(BaseLLMInterface):
 
     def __init__(self, model: str | None = None, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
+        # Decided once (DESIGN §22): the fast path (fastpath.py) or messages.create().
+        self._fast = fast_path_on("anthropic", _anthropic_post.PRIVATE_NAMES, self.fast_path)
         self.default_max_tokens = int(self.options.pop("default_max_tokens", DEFAULT_MAX_TOKENS))
         if isinstance(self._client, getattr(self.sdk, self.async_client_class)):
             self._async_client, self._client = self._client, None
         # A ready client's own retries are off: Zerda retries every provider (_retrying).
         self._client = without_sdk_retries(self._client)
         self._async_client = without_sdk_retries(self._async_client)
+
+    def _restore_live(self) -> None:
+        super()._restore_live()
+        # Decided again where the pickle is loaded: its SDK may lack a name.
+        self._fast = fast_path_on("anthropic", _anthropic_post.PRIVATE_NAMES, self.fast_path)
 
     def _option_names(self) -> tuple[str, frozenset[str] | None]:
         """default_max_tokens is Zerda's; other options go to the SDK's client class."""
@@ -151,15 +154,23 @@ class AnthropicInterface(BaseLLMInterface):
         schema = to_strict_schema(output.answer_schema, owner, dialect="anthropic")
         return {"format": {"type": "json_schema", "schema": schema}}
 
-    # The body goes out through the SDK's documented low-level ``client.post`` (the fast
-    # path, issue 12): what messages.create() sends, without its copy of the whole body.
+    # On the fast path the body goes out through the SDK's documented low-level
+    # ``client.post`` (issue 12): what messages.create() sends, without its copy of the whole
+    # body. Off it, messages.create() itself (its stream=True for streams), after the same
+    # check of the argument names (the same error, nothing sent).
     def _call(self, kwargs: dict[str, Any]) -> Any:
         client = self.client
+        if not self._fast:
+            _anthropic_post.check_names(self.sdk, kwargs)
+            return self._retrying(lambda: client.messages.create(**kwargs))
         args = _anthropic_post.post_arguments(self.sdk, client, kwargs, is_async=False)
         return self._retrying(lambda: client.post(_anthropic_post.MESSAGES_PATH, **args))
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
         client = self.async_client
+        if not self._fast:
+            _anthropic_post.check_names(self.sdk, kwargs)
+            return await self._retrying_async(lambda: client.messages.create(**kwargs))
         args = _anthropic_post.post_arguments(self.sdk, client, kwargs, is_async=True)
         return await self._retrying_async(
             lambda: client.post(_anthropic_post.MESSAGES_PATH, **args)
@@ -167,50 +178,8 @@ class AnthropicInterface(BaseLLMInterface):
 
     # --- batch (Message Batches; see _batch_anthropic) -------------------------------------
 
-    def _batch_submit(
-        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
-    ) -> str:
-        _batch_anthropic.check_ids(items)
-        requests = _batch_anthropic.map_batch_requests(items)
-        return str(self.client.messages.batches.create(requests=requests, **options).id)
-
-    async def _batch_submit_async(
-        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
-    ) -> str:
-        _batch_anthropic.check_ids(items)
-        requests = _batch_anthropic.map_batch_requests(items)
-        batch = await self.async_client.messages.batches.create(requests=requests, **options)
-        return str(batch.id)
-
-    def _batch_poll(self, batch_id: str) -> BatchStatus:
-        return _batch_anthropic.map_batch_status(self.client.messages.batches.retrieve(batch_id))
-
-    async def _batch_poll_async(self, batch_id: str) -> BatchStatus:
-        batch = await self.async_client.messages.batches.retrieve(batch_id)
-        return _batch_anthropic.map_batch_status(batch)
-
-    def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
-        batches = self.client.messages.batches
-        self._check_ended(batches.retrieve(batch_id))
-        entries = batches.results(batch_id)
-        return dict(_batch_anthropic.map_batch_entry(e, self.provider) for e in entries)
-
-    async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
-        batches = self.async_client.messages.batches
-        self._check_ended(await batches.retrieve(batch_id))
-        entries = await batches.results(batch_id)
-        return dict([_batch_anthropic.map_batch_entry(e, self.provider) async for e in entries])
-
-    def _check_ended(self, batch: Any) -> None:
-        if batch.processing_status != "ended":
-            raise _batch_anthropic.not_done(batch)
-
-    def _batch_cancel(self, batch_id: str) -> BatchStatus:
-        return _batch_anthropic.map_batch_status(self.client.messages.batches.cancel(batch_id))
-
-    async def _batch_cancel_async(self, batch_id: str) -> BatchStatus:
-        batch = await self.async_client.messages.batches.cancel(batch_id)
-        return _batch_anthropic.map_batch_status(batch)
+    def _batch_protocol(self) -> _batch_anthropic.AnthropicBatch:
+        return _batch_anthropic.AnthropicBatch(self)
 
     # --- response -------------------------------------------------------------------------
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from typing import Any, ClassVar
 
+from zerda.llm._fastpath import PrivateName
+from zerda.llm.wires.azure import fastpath as _fastpath
 from zerda.llm.wires.openai.interface import OpenAIInterface
 from zerda.llm.wires.openai_responses.interface import OpenAIResponsesInterface
 
@@ -49,6 +51,8 @@ class AzureOpenAIInterface(_AzureClient, OpenAIInterface):
     ``azure_ad_token_provider``...)."""
 
     provider = "azure"
+    fast_path_wire: ClassVar[str] = "azure"
+    fast_path_names: ClassVar[tuple[PrivateName, ...]] = _fastpath.PRIVATE_NAMES
 
     def __init__(self, model: str | None = None, **kwargs: Any) -> None:
         super().__init__(model, **self._azure_kwargs(kwargs))
@@ -58,6 +62,8 @@ class AzureResponsesInterface(_AzureClient, OpenAIResponsesInterface):
     """The Responses API on Azure OpenAI; options as :class:`AzureOpenAIInterface`."""
 
     provider = "azure-responses"
+    fast_path_wire: ClassVar[str] = "azure-responses"
+    fast_path_names: ClassVar[tuple[PrivateName, ...]] = _fastpath.RESPONSES_NAMES
 
     def __init__(self, model: str | None = None, **kwargs: Any) -> None:
         super().__init__(model, **self._azure_kwargs(kwargs))

@@ -20,14 +20,21 @@ is ``Completed``, ``PartiallyCompleted``, ``Failed``, ``Stopped`` or ``Expired``
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from zerda.llm.batch import BatchStatus, ItemOutcome, State, not_ended
 from zerda.llm.errors import InvalidRequestError, error_from_status
 from zerda.llm.wires.openai.batch import jsonl
+
+if TYPE_CHECKING:
+    from zerda.llm.wires.bedrock.interface import AWSInterface
+
+T = TypeVar("T")
 
 INVOCATION_TYPE = "Converse"
 # Options of llm.batch that are Zerda's, not create_model_invocation_job's.
@@ -193,3 +200,70 @@ def _blobs_as_bytes(value: Any) -> Any:
 
 def not_done(job: dict[str, Any]) -> InvalidRequestError:
     return not_ended(str(job["jobArn"]), str(job.get("status")))
+
+
+# --- the native calls (BatchProtocol), over an interface's service clients -----------------
+
+
+class BedrockBatch:
+    """Model invocation jobs' calls (``bedrock`` control plane, ``s3``) for a Bedrock
+    interface: its :class:`~zerda.llm.interface.batch.BatchProtocol`. boto3 has no async
+    client: the async calls run the sync ones in the interface's thread pool."""
+
+    def __init__(self, llm: AWSInterface) -> None:
+        self.llm = llm
+
+    def submit(self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]) -> str:
+        own, rest = split_options(options)
+        bucket, prefix = s3_location("input_s3_uri", own["input_s3_uri"])
+        key = input_key(prefix, own["job_name"])
+        body = map_batch_file(items)
+        self.llm._service_client("s3").put_object(
+            Bucket=bucket, Key=key, Body=body, ContentType="application/jsonl"
+        )
+        args = map_batch_job(self.llm.model, own, f"s3://{bucket}/{key}", rest)
+        job = self.llm._service_client("bedrock").create_model_invocation_job(**args)
+        return str(job["jobArn"])
+
+    def _job(self, batch_id: str) -> dict[str, Any]:
+        bedrock = self.llm._service_client("bedrock")
+        return dict(bedrock.get_model_invocation_job(jobIdentifier=batch_id))
+
+    def poll(self, batch_id: str) -> BatchStatus:
+        return map_batch_status(self._job(batch_id))
+
+    def fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        bucket, prefix = output_prefix(self._job(batch_id))
+        s3 = self.llm._service_client("s3")
+        pages = s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        keys = [o["Key"] for page in pages for o in page.get("Contents", [])]
+        texts = [
+            s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode("utf-8")
+            for key in keys
+            if is_result_file(key)
+        ]
+        return map_batch_output("\n".join(texts), self.llm.provider)
+
+    def cancel(self, batch_id: str) -> BatchStatus:
+        self.llm._service_client("bedrock").stop_model_invocation_job(jobIdentifier=batch_id)
+        return self.poll(batch_id)
+
+    async def _in_pool(self, call: Callable[..., T], *args: Any) -> T:
+        import asyncio  # loaded by now: this runs on an event loop
+
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.llm._pool, functools.partial(call, *args))
+
+    async def submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        return await self._in_pool(self.submit, items, options)
+
+    async def poll_async(self, batch_id: str) -> BatchStatus:
+        return await self._in_pool(self.poll, batch_id)
+
+    async def fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        return await self._in_pool(self.fetch, batch_id)
+
+    async def cancel_async(self, batch_id: str) -> BatchStatus:
+        return await self._in_pool(self.cancel, batch_id)

@@ -22,12 +22,17 @@ google.rpc.Status, whose ``code`` is a gRPC code).
 
 from __future__ import annotations
 
+import io
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zerda.llm.batch import BatchStatus, ItemOutcome, State, not_ended
 from zerda.llm.errors import InvalidRequestError, error_from_status
+from zerda.llm.wires.gemini import sdk as _gemini_sdk
 from zerda.llm.wires.openai.batch import jsonl
+
+if TYPE_CHECKING:
+    from zerda.llm.base import BaseLLMInterface
 
 # https://ai.google.dev/gemini-api/docs/batch-mode: inline requests up to 20 MB in all.
 INLINE_LIMIT = 20_000_000
@@ -215,3 +220,90 @@ def _map_entry(response: Any, error: Any, provider: str) -> ItemOutcome:
 
 def not_done(job: Any) -> InvalidRequestError:
     return not_ended(str(job.name), str(getattr(job.state, "value", job.state)))
+
+
+# --- the native calls (BatchProtocol), over an interface's SDK clients ---------------------
+
+
+def job_parts(
+    items: list[tuple[str, dict[str, Any]]], options: dict[str, Any], api_client: Any
+) -> tuple[Any, Any, Any]:
+    """(the job's config, its source, the upload config) for ``batches.create``: the inline
+    requests and no upload, or the JSONL file's bytes and the config to upload them with."""
+    options = dict(options)
+    items = sdk_items(items)
+    use_file = uses_file(items, options.pop("input", None))
+    config = map_batch_job(items, options)
+    if not use_file:
+        return config, map_batch_requests(items), None
+    data = map_batch_file(items, api_client)
+    return config, data, map_upload(config)
+
+
+def sdk_items(items: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """Batch requests as ``generate_content``'s keyword arguments (Batch Mode goes through
+    the SDK's own batch converters); a request built off the fast path already is."""
+    return [
+        (
+            cid,
+            _gemini_sdk.sdk_kwargs(native["model"], native["body"]) if "body" in native else native,
+        )
+        for cid, native in items
+    ]
+
+
+class GeminiBatch:
+    """Batch Mode's calls (``files``, ``batches``) for a Gemini interface: its
+    :class:`~zerda.llm.interface.batch.BatchProtocol`."""
+
+    def __init__(self, llm: BaseLLMInterface) -> None:
+        self.llm = llm
+
+    def submit(self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]) -> str:
+        client = self.llm.client
+        config, src, upload = job_parts(items, options, client._api_client)
+        if upload is not None:
+            src = client.files.upload(file=io.BytesIO(src), config=upload).name
+        return str(client.batches.create(model=self.llm.model, src=src, config=config).name)
+
+    async def submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        client = self.llm.async_client
+        config, src, upload = job_parts(items, options, client._api_client)
+        if upload is not None:
+            src = (await client.files.upload(file=io.BytesIO(src), config=upload)).name
+        job = await client.batches.create(model=self.llm.model, src=src, config=config)
+        return str(job.name)
+
+    def poll(self, batch_id: str) -> BatchStatus:
+        return map_batch_status(self.llm.client.batches.get(name=batch_id))
+
+    async def poll_async(self, batch_id: str) -> BatchStatus:
+        return map_batch_status(await self.llm.async_client.batches.get(name=batch_id))
+
+    def fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        client = self.llm.client
+        job = client.batches.get(name=batch_id)
+        name = results_file(job)
+        if name is None:
+            return map_batch_output(job, self.llm.provider)
+        text = client.files.download(file=name).decode("utf-8")
+        return map_batch_file_output(text, self.llm.sdk.types, self.llm.provider)  # type: ignore[union-attr]
+
+    async def fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        client = self.llm.async_client
+        job = await client.batches.get(name=batch_id)
+        name = results_file(job)
+        if name is None:
+            return map_batch_output(job, self.llm.provider)
+        text = (await client.files.download(file=name)).decode("utf-8")
+        return map_batch_file_output(text, self.llm.sdk.types, self.llm.provider)  # type: ignore[union-attr]
+
+    def cancel(self, batch_id: str) -> BatchStatus:
+        self.llm.client.batches.cancel(name=batch_id)  # answers nothing: the job says where it is
+        return self.poll(batch_id)
+
+    async def cancel_async(self, batch_id: str) -> BatchStatus:
+        await self.llm.async_client.batches.cancel(name=batch_id)
+        return await self.poll_async(batch_id)

@@ -25,7 +25,6 @@ import base64
 import binascii
 import builtins
 import functools
-import io
 import json
 import re
 import sys
@@ -35,9 +34,10 @@ from contextvars import ContextVar
 from itertools import chain, islice
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from zerda.llm._fastpath import fast_path_on
 from zerda.llm._retry import retry_after_from_headers
-from zerda.llm.base import BaseLLMInterface, Request, _running_loop, signature_options
-from zerda.llm.batch import BatchStatus, ItemOutcome
+from zerda.llm._signatures import signature_options
+from zerda.llm.base import BaseLLMInterface, Request, _running_loop
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
@@ -50,9 +50,12 @@ from zerda.llm.errors import (
 from zerda.llm.parts import is_parts, text_of
 from zerda.llm.reasoning import Plan
 from zerda.llm.registry import Media
+from zerda.llm.registry.profiles import GEMINI
 from zerda.llm.tools import parse_gemini_tool_calls, to_gemini_tools
 from zerda.llm.usage import make_usage, plus
 from zerda.llm.wires.gemini import batch as _batch_gemini
+from zerda.llm.wires.gemini import documented as _gemini_documented
+from zerda.llm.wires.gemini import fastpath as _gemini_fastpath
 from zerda.llm.wires.gemini import sdk as _gemini_sdk
 
 if TYPE_CHECKING:
@@ -86,7 +89,6 @@ _OPENING = "(conversation continued)"
 # (as sent: the URL-safe base64 of its bytes, which is the same text)
 _PLACEHOLDER_SIGNATURE = "skip_thought_signature_validator"
 
-_GEMINI_VERSION = re.compile(r"(?:models/)?gemini-(\d+)")
 _END = object()  # anext's default: the stream ended before its first chunk
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")  # google.protobuf.Duration, e.g. "27s"
 
@@ -109,11 +111,19 @@ class GeminiInterface(BaseLLMInterface):
 
     def __init__(self, model: str | None = None, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
+        # Decided once (DESIGN §22): the fast path (sdk.py, its names in fastpath.py) or
+        # google-genai's documented generate_content calls (documented.py).
+        self._fast = fast_path_on("gemini", _gemini_fastpath.PRIVATE_NAMES, self.fast_path)
         sdk: Any = self.sdk
         if self._client is not None and isinstance(self._client, sdk.client.AsyncClient):
             self._async_client, self._client = self._client, None
         elif self._client is not None:
             self._async_client = self._client.aio  # a ready Client: its .aio, kept, not closed
+
+    def _restore_live(self) -> None:
+        super()._restore_live()
+        # Decided again where the pickle is loaded: its google-genai may lack a name.
+        self._fast = fast_path_on("gemini", _gemini_fastpath.PRIVATE_NAMES, self.fast_path)
 
     # --- clients --------------------------------------------------------------------------
 
@@ -163,17 +173,19 @@ class GeminiInterface(BaseLLMInterface):
         """Media in FunctionResponse.parts are a Gemini 3 feature
         (https://ai.google.dev/gemini-api/docs/function-calling#multimodal): for an older
         Gemini model, media from tools travel in a user message after the results."""
-        match = _GEMINI_VERSION.match(self.model or "")
-        if match and int(match.group(1)) < 3:
+        if GEMINI.has("no_tool_media", self.model or ""):  # the generations before 3
             return Media()
         return super()._tool_results_media()
 
     def _build_request(self, req: Request) -> dict[str, Any]:
         """Zerda's REST body (see _gemini_sdk), for the API the client speaks: what the model
-        path, the tools' form and a few keys depend on."""
-        api_client = self._api_client()
+        path, the tools' form and a few keys depend on. Off the fast path, the arguments of
+        ``generate_content`` (:meth:`_documented_request`)."""
         native = dict(req.native)
         config = _map_config(req, self._native_output(req))
+        if not self._fast:
+            return self._documented_request(req, native, config)
+        api_client = self._api_client()
         contents = _map_messages(req.messages, bool(api_client.vertexai))
         return {
             "model": self.model,
@@ -182,6 +194,25 @@ class GeminiInterface(BaseLLMInterface):
             # google-genai 3.x's automatic continuation, on unless the caller turns it off.
             "continuation": native.get("automatic_continuation") is not False,
         }
+
+    def _documented_request(
+        self, req: Request, native: dict[str, Any], config: dict[str, Any]
+    ) -> dict[str, Any]:
+        """``generate_content``'s ``model``, ``contents`` and ``config``: Zerda's config fields
+        in the SDK's forms, ``**native`` over them a field at a time (as :func:`_map_body`),
+        the per-call timeout in ``http_options``. The SDK converts them for the API its
+        client speaks (the contents' Vertex AI keys are the models' own names)."""
+        mine = {k: v for k, v in config.items() if k not in native}
+        if "tools" in mine:
+            mine["tools"] = json.loads(mine["tools"])
+        if "tool_config" in mine:
+            mine["tool_config"] = _map_tool_choice(mine["tool_config"], vertex=True)
+        fields = {**mine, **native}
+        http_options = _with_timeout(native.get("http_options"), req.timeout)
+        if http_options is not None:
+            fields["http_options"] = http_options
+        contents = _map_messages(req.messages, vertex=True)
+        return _gemini_documented.request(self.model, contents, fields)
 
     def _api_client(self) -> Any:
         """google-genai's API client of a client this interface has, else of the one the
@@ -202,61 +233,23 @@ class GeminiInterface(BaseLLMInterface):
         return config
 
     def _call(self, native: dict[str, Any]) -> Any:
+        if not self._fast:
+            models = self.client.models
+            return self._retrying(lambda: models.generate_content(**native))
         api_client = self.client._api_client
         return self._retrying(lambda: _gemini_sdk.send(api_client, **native))
 
     async def _call_async(self, native: dict[str, Any]) -> Any:
+        if not self._fast:
+            models = self.async_client.models
+            return await self._retrying_async(lambda: models.generate_content(**native))
         api_client = self.async_client._api_client
         return await self._retrying_async(lambda: _gemini_sdk.send_async(api_client, **native))
 
     # --- batch (Batch Mode with inline requests; see _batch_gemini) ------------------------
 
-    def _batch_submit(
-        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
-    ) -> str:
-        config, src, upload = _batch_job(items, options, self.client._api_client)
-        if upload is not None:
-            src = self.client.files.upload(file=io.BytesIO(src), config=upload).name
-        return str(self.client.batches.create(model=self.model, src=src, config=config).name)
-
-    async def _batch_submit_async(
-        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
-    ) -> str:
-        client = self.async_client
-        config, src, upload = _batch_job(items, options, client._api_client)
-        if upload is not None:
-            src = (await client.files.upload(file=io.BytesIO(src), config=upload)).name
-        return str((await client.batches.create(model=self.model, src=src, config=config)).name)
-
-    def _batch_poll(self, batch_id: str) -> BatchStatus:
-        return _batch_gemini.map_batch_status(self.client.batches.get(name=batch_id))
-
-    async def _batch_poll_async(self, batch_id: str) -> BatchStatus:
-        return _batch_gemini.map_batch_status(await self.async_client.batches.get(name=batch_id))
-
-    def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
-        job = self.client.batches.get(name=batch_id)
-        name = _batch_gemini.results_file(job)
-        if name is None:
-            return _batch_gemini.map_batch_output(job, self.provider)
-        text = self.client.files.download(file=name).decode("utf-8")
-        return _batch_gemini.map_batch_file_output(text, self.sdk.types, self.provider)  # type: ignore[union-attr]
-
-    async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
-        job = await self.async_client.batches.get(name=batch_id)
-        name = _batch_gemini.results_file(job)
-        if name is None:
-            return _batch_gemini.map_batch_output(job, self.provider)
-        text = (await self.async_client.files.download(file=name)).decode("utf-8")
-        return _batch_gemini.map_batch_file_output(text, self.sdk.types, self.provider)  # type: ignore[union-attr]
-
-    def _batch_cancel(self, batch_id: str) -> BatchStatus:
-        self.client.batches.cancel(name=batch_id)  # answers nothing: the job says where it is
-        return self._batch_poll(batch_id)
-
-    async def _batch_cancel_async(self, batch_id: str) -> BatchStatus:
-        await self.async_client.batches.cancel(name=batch_id)
-        return await self._batch_poll_async(batch_id)
+    def _batch_protocol(self) -> _batch_gemini.GeminiBatch:
+        return _batch_gemini.GeminiBatch(self)
 
     # --- retries (Zerda's: base.py runs the loop and decides) -----------------------------
 
@@ -309,11 +302,15 @@ class GeminiInterface(BaseLLMInterface):
 
     @contextmanager
     def _open_stream(self, native: dict[str, Any]) -> Iterator[Iterator[Any]]:
-        api_client = self.client._api_client
+        client = self.client
 
         def start() -> tuple[Iterator[Any], list[Any]]:
             # The SDK sends the request on the first next(): retried until a chunk arrives.
-            chunks = _gemini_sdk.send_streamed(api_client, **native)
+            chunks = (
+                _gemini_sdk.send_streamed(client._api_client, **native)
+                if self._fast
+                else client.models.generate_content_stream(**native)
+            )
             return chunks, list(islice(chunks, 1))
 
         with _tracking_responses() as responses:
@@ -327,10 +324,14 @@ class GeminiInterface(BaseLLMInterface):
 
     @asynccontextmanager
     async def _open_stream_async(self, native: dict[str, Any]) -> AsyncIterator[AsyncIterator[Any]]:
-        api_client = self.async_client._api_client
+        client = self.async_client
 
         async def start() -> tuple[AsyncIterator[Any], list[Any]]:
-            chunks = _gemini_sdk.send_streamed_async(api_client, **native)
+            chunks = (
+                _gemini_sdk.send_streamed_async(client._api_client, **native)
+                if self._fast
+                else await client.models.generate_content_stream(**native)
+            )
             first = await anext(chunks, _END)
             return chunks, [] if first is _END else [first]
 
@@ -364,28 +365,6 @@ class GeminiInterface(BaseLLMInterface):
             elif part.text:
                 events += acc.text(part.text)
         return events
-
-
-def _batch_job(
-    items: list[tuple[str, dict[str, Any]]], options: dict[str, Any], api_client: Any
-) -> tuple[Any, Any, Any]:
-    """(the job's config, its source, the upload config) for ``batches.create``: the inline
-    requests and no upload, or the JSONL file's bytes and the config to upload them with
-    (sync and async differ only in the awaited calls)."""
-    options = dict(options)
-    items = _sdk_items(items)
-    use_file = _batch_gemini.uses_file(items, options.pop("input", None))
-    config = _batch_gemini.map_batch_job(items, options)
-    if not use_file:
-        return config, _batch_gemini.map_batch_requests(items), None
-    data = _batch_gemini.map_batch_file(items, api_client)
-    return config, data, _batch_gemini.map_upload(config)
-
-
-def _sdk_items(items: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
-    """Batch requests as ``generate_content``'s keyword arguments (Batch Mode goes through
-    the SDK's own batch converters: _batch_gemini)."""
-    return [(cid, _gemini_sdk.sdk_kwargs(native["model"], native["body"])) for cid, native in items]
 
 
 # --- messages -----------------------------------------------------------------------------

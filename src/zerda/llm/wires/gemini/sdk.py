@@ -17,8 +17,11 @@ What is small and intricate stays the SDK's own: the ``**native`` config fields 
 tool declarations (google-genai's Schema model: ``"type": "STRING"``, numbers as floats)
 are validated and converted by the SDK's config converter, the tools once per tool set.
 
-These are private names of google-genai, pinned ``<4`` in pyproject.toml and watched by
-tests/llm/providers/test_gemini_private_api.py.
+These are private names of google-genai, every one a row of
+:data:`zerda.llm.wires.gemini.fastpath.PRIVATE_NAMES` (walked by
+tests/llm/wires/test_private_names.py; what they do is checked by
+tests/llm/providers/test_gemini_private_api.py). Off the fast path, or on a google-genai
+lacking one, the interface uses the documented calls instead (documented.py).
 """
 
 from __future__ import annotations

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from zerda.llm._fastpath import PrivateName
 from zerda.llm.reasoning import Plan
 from zerda.llm.tools import _get
+from zerda.llm.wires.groq import fastpath as _fastpath
 from zerda.llm.wires.openai.compat import OpenAICompatInterface, _map_reasoning
 
 
@@ -23,6 +25,8 @@ class GroqInterface(OpenAICompatInterface):
     # https://console.groq.com/docs/api-reference#chat-create
     max_tokens_field: ClassVar[str] = "max_completion_tokens"
     chat_path: ClassVar[str] = "/openai/v1/chat/completions"  # as groq's create() posts
+    fast_path_wire: ClassVar[str] = "groq"
+    fast_path_names: ClassVar[tuple[PrivateName, ...]] = _fastpath.PRIVATE_NAMES
 
     def _map_reasoning(self, plan: Plan | None) -> dict[str, Any]:
         """``reasoning_effort``, and ``reasoning_format`` "parsed" so the reasoning comes

@@ -13,11 +13,14 @@ creation time"). The job is ``batch.jobs.create(input_files=[...], endpoint=
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from zerda.llm.batch import BatchStatus, State, not_ended
+from zerda.llm.batch import BatchStatus, ItemOutcome, State, not_ended
 from zerda.llm.errors import InvalidRequestError
-from zerda.llm.wires.openai.batch import ENDPOINT, jsonl
+from zerda.llm.wires.openai.batch import ENDPOINT, jsonl, map_batch_output
+
+if TYPE_CHECKING:
+    from zerda.llm.base import BaseLLMInterface
 
 # The Speakeasy SDK's per-call options (not body fields) that ``_native_request`` may hold.
 _CALL_OPTIONS = frozenset({"timeout_ms", "http_headers", "retries", "server_url"})
@@ -71,3 +74,64 @@ def result_files(job: Any) -> list[str]:
 
 def not_done(job: Any) -> InvalidRequestError:
     return not_ended(job.id, str(job.status))
+
+
+# --- the native calls (BatchProtocol), over an interface's SDK clients ---------------------
+
+
+class MistralBatch:
+    """The batch jobs API's calls (``files``, ``batch.jobs``) for a Mistral interface: its
+    :class:`~zerda.llm.interface.batch.BatchProtocol`. Result files are the OpenAI batch
+    format, read by ``_batch_openai.map_batch_output``."""
+
+    def __init__(self, llm: BaseLLMInterface) -> None:
+        self.llm = llm
+
+    def submit(self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]) -> str:
+        client = self.llm.client
+        file = client.files.upload(file=map_batch_file(items), purpose="batch")
+        job_args = map_batch_job(file.id, self.llm.model, options)
+        return str(client.batch.jobs.create(**job_args).id)
+
+    async def submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        client = self.llm.async_client
+        file = await client.files.upload_async(file=map_batch_file(items), purpose="batch")
+        job_args = map_batch_job(file.id, self.llm.model, options)
+        return str((await client.batch.jobs.create_async(**job_args)).id)
+
+    def poll(self, batch_id: str) -> BatchStatus:
+        return map_batch_status(self.llm.client.batch.jobs.get(job_id=batch_id))
+
+    async def poll_async(self, batch_id: str) -> BatchStatus:
+        return map_batch_status(await self.llm.async_client.batch.jobs.get_async(job_id=batch_id))
+
+    def fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        client = self.llm.client
+        texts = []
+        for file_id in result_files(client.batch.jobs.get(job_id=batch_id)):
+            response = client.files.download(file_id=file_id)  # a streamed httpx.Response
+            try:
+                texts.append(response.read().decode("utf-8"))
+            finally:
+                response.close()
+        return map_batch_output("\n".join(texts), self.llm.provider)
+
+    async def fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        client = self.llm.async_client
+        texts = []
+        for file_id in result_files(await client.batch.jobs.get_async(job_id=batch_id)):
+            response = await client.files.download_async(file_id=file_id)
+            try:
+                texts.append((await response.aread()).decode("utf-8"))
+            finally:
+                await response.aclose()
+        return map_batch_output("\n".join(texts), self.llm.provider)
+
+    def cancel(self, batch_id: str) -> BatchStatus:
+        return map_batch_status(self.llm.client.batch.jobs.cancel(job_id=batch_id))
+
+    async def cancel_async(self, batch_id: str) -> BatchStatus:
+        job = await self.llm.async_client.batch.jobs.cancel_async(job_id=batch_id)
+        return map_batch_status(job)

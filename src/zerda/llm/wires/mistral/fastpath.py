@@ -10,9 +10,10 @@ timeout) and ``do_request`` (the SDK's hooks, its httpx client and pool, its ret
 configuration when the client has one), then reads the answer as ``complete()`` does:
 422 as ``HTTPValidationError``, other 4XX/5XX as ``SDKError``, a stream through the SDK's
 own SSE reader (``EventStream``). The body is Zerda's JSON, encoded once; responses and
-stream chunks are read as plain JSON dicts, which the OpenAI-shaped readers take. These
-are private names: ``mistralai`` is pinned (<4) and tests/llm/providers/test_fastpath_sdks.py
-holds the canaries.
+stream chunks are read as plain JSON dicts, which the OpenAI-shaped readers take. These are private
+names, all in :data:`PRIVATE_NAMES` (DESIGN §22), which one canary test walks
+(tests/llm/wires/test_private_names.py); with ``fast_path=False``, or an SDK lacking one of
+them, the interface calls ``chat.complete()`` / ``chat.stream()`` instead.
 """
 
 from __future__ import annotations
@@ -22,8 +23,82 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from zerda.llm._body_json import encode_body
-from zerda.llm.base import signature_options
+from zerda.llm._fastpath import PrivateName
+from zerda.llm._signatures import signature_options
 from zerda.llm.errors import excerpt, malformed_response
+
+_SDK = "mistralai.client"
+_BUILD = (
+    *("method", "path", "base_url", "url_variables", "request", "request_body_required"),
+    *("request_has_path_params", "request_has_query_params", "user_agent_header"),
+    *("accept_header_value", "http_headers", "security", "get_serialized_body"),
+    *("allow_empty_value", "timeout_ms"),
+)
+_DO = ("hook_ctx", "request", "is_error_status_code", "stream", "retry_config")
+_EVENTS = ("response", "decoder", "sentinel", "client_ref")
+
+
+def _name(module: str, path: str, why: str, **checks: tuple[str, ...]) -> PrivateName:
+    return PrivateName(f"{_SDK}{module}", path, why, **checks)
+
+
+# Every private or undocumented name the steps below use (DESIGN §22).
+PRIVATE_NAMES: tuple[PrivateName, ...] = (
+    _name(".chat", "Chat.complete", "its keywords: what the body may hold", keywords=("model",)),
+    _name(".chat", "Chat.stream", "its keywords, for a stream", keywords=("model",)),
+    _name(
+        ".basesdk",
+        "BaseSDK._build_request",
+        "the request, as complete() builds it",
+        keywords=_BUILD,
+    ),
+    _name(".basesdk", "BaseSDK._build_request_async", "the same, async", keywords=_BUILD),
+    _name(".basesdk", "BaseSDK.do_request", "sends it: hooks, httpx client, retries", keywords=_DO),
+    _name(".basesdk", "BaseSDK.do_request_async", "the same, async", keywords=_DO),
+    _name(".basesdk", "BaseSDK._get_url", "the server URL of the client"),
+    _name(
+        ".basesdk",
+        "BaseSDK.__init__",
+        "the resource's SDKConfiguration",
+        assigns=("sdk_configuration",),
+    ),
+    _name(
+        ".sdkconfiguration",
+        "SDKConfiguration",
+        "the client's security, timeout and retry settings",
+        keywords=("security", "timeout_ms", "retry_config"),
+    ),
+    _name(
+        ".utils.requestbodies",
+        "SerializedRequestBody",
+        "carries Zerda's encoded body",
+        keywords=("media_type", "content"),
+    ),
+    _name(
+        "._hooks",
+        "HookContext",
+        "the SDK hooks' context of the call",
+        keywords=("config", "base_url", "operation_id", "oauth2_scopes", "security_source"),
+    ),
+    _name(".utils", "get_security_from_env", "the hook context's security source"),
+    _name(".models", "Security", "the security model read from the environment"),
+    _name(".types", "UNSET", "the SDK's no-value marker (retries not given)"),
+    _name(".utils", "RetryConfig", "the client's retry configuration"),
+    _name(".utils", "match_status_codes", "which statuses are errors"),
+    _name(".utils", "match_response", "the answer's status and content type"),
+    _name(".utils", "stream_to_text", "an error answer's text"),
+    _name(".utils", "stream_to_text_async", "the same, async"),
+    _name(
+        ".utils.unmarshal_json_response",
+        "unmarshal_json_response",
+        "a 422 answer's HTTPValidationErrorData",
+    ),
+    _name(".errors", "HTTPValidationErrorData", "a 422 answer's data"),
+    _name(".errors", "HTTPValidationError", "raised for a 422, as complete() does"),
+    _name(".errors", "SDKError", "raised for other error statuses, as complete() does"),
+    _name(".utils.eventstreaming", "EventStream", "the SDK's SSE reader", keywords=_EVENTS),
+    _name(".utils.eventstreaming", "EventStreamAsync", "the same, async", keywords=_EVENTS),
+)
 
 # complete()/stream()'s keyword arguments that are request options, not body fields.
 _REQUEST_OPTIONS = ("retries", "server_url", "timeout_ms", "http_headers")

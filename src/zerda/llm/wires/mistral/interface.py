@@ -13,13 +13,13 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, ClassVar, TypeVar
 
-from zerda.llm.batch import BatchStatus, ItemOutcome
+from zerda.llm._fastpath import PrivateName
 from zerda.llm.errors import ServerError, ZerdaError, error_from_status, malformed_response
+from zerda.llm.interface.batch import BatchProtocol
 from zerda.llm.reasoning import Plan
 from zerda.llm.tools import _get
 from zerda.llm.wires.mistral import batch as _batch_mistral
 from zerda.llm.wires.mistral import fastpath as _mistral_post
-from zerda.llm.wires.openai import batch as _batch_openai
 from zerda.llm.wires.openai.compat import (
     OpenAICompatInterface,
     _body_message,
@@ -82,6 +82,8 @@ class MistralInterface(OpenAICompatInterface):
     max_tokens_field: ClassVar[str] = "max_tokens"
     # https://docs.mistral.ai/capabilities/function_calling/#tool_choice
     tool_choice_required: ClassVar[str] = "any"
+    fast_path_wire: ClassVar[str] = "mistral"
+    fast_path_names: ClassVar[tuple[PrivateName, ...]] = _mistral_post.PRIVATE_NAMES
 
     def __init__(self, model: str | None = None, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
@@ -151,13 +153,18 @@ class MistralInterface(OpenAICompatInterface):
 
     # The body goes out through the SDK's own request steps (_mistral_post: the fast path,
     # issue 12), without chat.complete()'s pydantic models; a body that is not plain JSON
-    # (a model given natively) takes the documented call.
+    # (a model given natively) takes the documented call, as every body does when the fast
+    # path is off (fast_path=False, or an SDK lacking one of its names: DESIGN §22).
+
+    def _split(self, kwargs: dict[str, Any], stream: bool) -> Any:
+        """The fast path's (body, options), or None for the documented call."""
+        return _mistral_post.split(kwargs, stream=stream) if self._fast else None
 
     def _error_event(self, error: dict[str, Any]) -> ZerdaError:
         return _stream_error(error, _body_message(error) or "stream error", self.provider)
 
     def _call(self, kwargs: dict[str, Any]) -> Any:
-        split = _mistral_post.split(kwargs, stream=False)
+        split = self._split(kwargs, stream=False)
         chat = self.client.chat
         if split is None:
             return self._retrying(lambda: chat.complete(**kwargs))
@@ -167,7 +174,7 @@ class MistralInterface(OpenAICompatInterface):
         )
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
-        split = _mistral_post.split(kwargs, stream=False)
+        split = self._split(kwargs, stream=False)
         chat = self.async_client.chat
         if split is None:
             return await self._retrying_async(lambda: chat.complete_async(**kwargs))
@@ -178,7 +185,7 @@ class MistralInterface(OpenAICompatInterface):
 
     @contextmanager
     def _open_stream(self, kwargs: dict[str, Any]) -> Iterator[Any]:
-        split = _mistral_post.split(kwargs, stream=True)
+        split = self._split(kwargs, stream=True)
         chat = self.client.chat
         if split is None:
             with self._retrying(lambda: chat.stream(**kwargs)) as events:
@@ -190,7 +197,7 @@ class MistralInterface(OpenAICompatInterface):
 
     @asynccontextmanager
     async def _open_stream_async(self, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
-        split = _mistral_post.split(kwargs, stream=True)
+        split = self._split(kwargs, stream=True)
         chat = self.async_client.chat
         if split is None:
             async with await self._retrying_async(lambda: chat.stream_async(**kwargs)) as events:
@@ -203,58 +210,8 @@ class MistralInterface(OpenAICompatInterface):
 
     # --- batch (traits.batch == "mistral"; see _batch_mistral) ---
 
-    def _batch_submit(
-        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
-    ) -> str:
-        file = self.client.files.upload(file=_batch_mistral.map_batch_file(items), purpose="batch")
-        job_args = _batch_mistral.map_batch_job(file.id, self.model, options)
-        return str(self.client.batch.jobs.create(**job_args).id)
-
-    async def _batch_submit_async(
-        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
-    ) -> str:
-        client = self.async_client
-        upload = _batch_mistral.map_batch_file(items)
-        file = await client.files.upload_async(file=upload, purpose="batch")
-        job_args = _batch_mistral.map_batch_job(file.id, self.model, options)
-        return str((await client.batch.jobs.create_async(**job_args)).id)
-
-    def _batch_poll(self, batch_id: str) -> BatchStatus:
-        return _batch_mistral.map_batch_status(self.client.batch.jobs.get(job_id=batch_id))
-
-    async def _batch_poll_async(self, batch_id: str) -> BatchStatus:
-        job = await self.async_client.batch.jobs.get_async(job_id=batch_id)
-        return _batch_mistral.map_batch_status(job)
-
-    def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
-        files = _batch_mistral.result_files(self.client.batch.jobs.get(job_id=batch_id))
-        texts = []
-        for file_id in files:
-            response = self.client.files.download(file_id=file_id)  # a streamed httpx.Response
-            try:
-                texts.append(response.read().decode("utf-8"))
-            finally:
-                response.close()
-        return _batch_openai.map_batch_output("\n".join(texts), self.provider)
-
-    async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
-        client = self.async_client
-        files = _batch_mistral.result_files(await client.batch.jobs.get_async(job_id=batch_id))
-        texts = []
-        for file_id in files:
-            response = await client.files.download_async(file_id=file_id)
-            try:
-                texts.append((await response.aread()).decode("utf-8"))
-            finally:
-                await response.aclose()
-        return _batch_openai.map_batch_output("\n".join(texts), self.provider)
-
-    def _batch_cancel(self, batch_id: str) -> BatchStatus:
-        return _batch_mistral.map_batch_status(self.client.batch.jobs.cancel(job_id=batch_id))
-
-    async def _batch_cancel_async(self, batch_id: str) -> BatchStatus:
-        job = await self.async_client.batch.jobs.cancel_async(job_id=batch_id)
-        return _batch_mistral.map_batch_status(job)
+    def _batch_protocol(self) -> BatchProtocol:
+        return _batch_mistral.MistralBatch(self)
 
     # --- errors ---
 

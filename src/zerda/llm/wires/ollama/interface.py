@@ -2,12 +2,14 @@
 
 The SDK's ``Client`` / ``AsyncClient`` carry every request: host parsing (``base_url`` is
 its ``host``; ``OLLAMA_HOST`` when None), headers (``OLLAMA_API_KEY`` as a Bearer token),
-timeouts, HTTP errors as ``ollama.ResponseError``. The body is built here and sent
-through the client's ``_request`` (streams: its httpx client) rather than ``chat()``, because
-``chat()`` validates it through pydantic models that silently drop what Zerda must keep:
-tool schemas lose nested ``properties``, ``anyOf``, ``minimum``, ``additionalProperties``;
-tool-call ``id``s are removed from responses and ``tool_call_id`` from requests; ``**native``
-is limited to chat()'s own parameters. Responses are therefore read as plain dicts.
+timeouts, HTTP errors as ``ollama.ResponseError``. The body is built here and sent on
+the client's own httpx client (the fast path, ``fastpath.py``) rather than through
+``chat()``, because ``chat()`` validates it through pydantic models that silently drop what
+Zerda must keep: tool schemas lose nested ``properties``, ``anyOf``, ``minimum``,
+``additionalProperties``; tool-call ``id``s are removed from responses and ``tool_call_id``
+from requests. ``**native`` is limited to chat()'s own parameters. Responses are read as
+plain dicts. With ``fast_path=False`` (or an SDK lacking a name the fast path uses),
+``chat()`` carries the call, with those losses (``fastpath.py`` lists them).
 
 Ollama cannot enforce ``tool_choice`` (the server has no such field): ``"none"`` sends no
 tools, a named tool sends only that tool, ``"auto"``/``"required"`` send all of them. The
@@ -18,17 +20,17 @@ from __future__ import annotations
 
 import builtins
 import json
-import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
 
-from zerda.llm._body_json import encode_body
+from zerda.llm._fastpath import fast_path_on
 from zerda.llm._request import split_timeout
 from zerda.llm._retry import retry_after_from_headers
+from zerda.llm._signatures import signature_options
 from zerda.llm._stream import StreamAccumulator
 from zerda.llm._structured import OutputSpec
-from zerda.llm.base import BaseLLMInterface, Request, signature_options, tool_output_text
+from zerda.llm.base import BaseLLMInterface, Request
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
@@ -39,15 +41,17 @@ from zerda.llm.errors import (
     excerpt,
     malformed_response,
 )
+from zerda.llm.messages import tool_output_text
 from zerda.llm.parts import is_parts, text_of
 from zerda.llm.reasoning import Plan
 from zerda.llm.tools import _get, parse_ollama_tool_calls, to_ollama_tools
 from zerda.llm.usage import make_usage
+from zerda.llm.wires.ollama import fastpath as _fastpath
 
 Event = dict[str, Any]
 T = TypeVar("T")
 
-CHAT_PATH = "/api/chat"
+CHAT_PATH = _fastpath.CHAT_PATH
 _STOP_REASONS = {"stop": "end_turn", "length": "max_tokens"}
 
 
@@ -223,6 +227,8 @@ class OllamaInterface(BaseLLMInterface):
         if async_client is not None:
             self._async_client = async_client
             self._client_given = True
+        # Decided once: fast_path= (or ZERDA_FAST_PATH) and the installed SDK's names.
+        self._fast = fast_path_on("ollama", _fastpath.PRIVATE_NAMES, self.fast_path)
 
     # --- clients ---
 
@@ -230,10 +236,11 @@ class OllamaInterface(BaseLLMInterface):
         """Other options go to ``ollama.Client()``, which passes what it does not take
         itself on to ``httpx.Client()``; host and timeout are Zerda's base_url and timeout."""
         import httpx
-        from ollama._client import BaseClient  # Client(host, **kwargs) forwards its kwargs here
 
+        sdk: Any = self.sdk
+        # Client(host, **kwargs) forwards its kwargs (follow_redirects, headers...) to httpx.
         accepted = signature_options(
-            BaseClient.__init__,
+            sdk.Client.__init__,
             {"client", "host", "timeout", "base_url"},
             var_keyword_to=httpx.Client.__init__,
         )
@@ -307,23 +314,33 @@ class OllamaInterface(BaseLLMInterface):
 
     # --- calls ---
 
+    # The body goes out on the SDK client's httpx client (wires/ollama/fastpath.py): the
+    # answer as the server sent it (chat()'s models drop call ids); with the fast path off
+    # (fast_path=False, or an SDK lacking one of its names), through Client.chat().
+
     def _call(self, kwargs: dict[str, Any]) -> Any:
         body, extra = _split_body(kwargs, stream=False)
         client = self.client
-        args = _send_args(client._client, body, extra)
-        # The body as the server sent it (the SDK's models drop call ids); _request_raw, as
-        # _request(dict, ...) would fail with a TypeError on a body that is not an object.
-        return self._retrying(lambda: client._request_raw("POST", **args).json())
+        if not self._fast:
+            return self._retrying(lambda: _fastpath.documented_chat(client, body))
+        return self._retrying(lambda: _fastpath.post(client, body, extra))
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
         body, extra = _split_body(kwargs, stream=False)
         client = self.async_client
-        args = _send_args(client._client, body, extra)
+        if not self._fast:
+            return await self._retrying_async(lambda: _fastpath.documented_chat_async(client, body))
+        return await self._retrying_async(lambda: _fastpath.post_async(client, body, extra))
 
-        async def send() -> Any:
-            return (await client._request_raw("POST", **args)).json()
+    def _chunks(self, body: dict[str, Any], extra: dict[str, Any]) -> Any:
+        if not self._fast:
+            return _fastpath.documented_stream(self.client, body)
+        return _fastpath.stream_chunks(self.client, self.sdk, body, extra)
 
-        return await self._retrying_async(send)
+    def _chunks_async(self, body: dict[str, Any], extra: dict[str, Any]) -> Any:
+        if not self._fast:
+            return _fastpath.documented_stream_async(self.async_client, body)
+        return _fastpath.stream_chunks_async(self.async_client, self.sdk, body, extra)
 
     @contextmanager
     def _open_stream(self, kwargs: dict[str, Any]) -> Iterator[Iterator[dict[str, Any]]]:
@@ -331,14 +348,14 @@ class OllamaInterface(BaseLLMInterface):
 
         def start() -> tuple[Generator[dict[str, Any], None, None], Any]:
             # The request is sent on the first next(): retried until a chunk arrives.
-            chunks = _stream_chunks(self.client, self.sdk, body, extra)
+            chunks = self._chunks(body, extra)
             return chunks, next(chunks, None)
 
         chunks, first = self._retrying(start)
         try:
             yield _until_done(first, chunks)
         finally:
-            chunks.close()  # leaves _stream_chunks' `with client.stream(...)`: closes it
+            chunks.close()  # leaves the generator's `with client.stream(...)`: closes it
 
     @asynccontextmanager
     async def _open_stream_async(
@@ -347,7 +364,7 @@ class OllamaInterface(BaseLLMInterface):
         body, extra = _split_body(kwargs, stream=True)
 
         async def start() -> tuple[AsyncGenerator[dict[str, Any], None], Any]:
-            chunks = _stream_chunks_async(self.async_client, self.sdk, body, extra)
+            chunks = self._chunks_async(body, extra)
             return chunks, await anext(chunks, None)
 
         chunks, first = await self._retrying_async(start)
@@ -420,126 +437,10 @@ def _response_error(exc: Any, provider: str) -> ZerdaError:
     return error_from_status(exc.status_code, message, provider)
 
 
-# --- stream reading ----------------------------------------------------------------------
-#
-# The SDK's own streaming (``_request(..., stream=True)``) splits the NDJSON body with
-# httpx's iter_lines, which also breaks lines at U+0085, U+2028 and U+2029: a text or an
-# argument holding one unescaped (valid JSON) is cut in two and the stream fails. Here the
-# SDK's HTTP client (host, headers, timeout) sends the request and its ResponseError
-# reports failures, but the body is split on b"\n" alone.
-
-
-class _LineSplitter:
-    """NDJSON lines from byte chunks, split on b"\n" only; blank lines are skipped."""
-
-    def __init__(self) -> None:
-        self._pending: list[bytes] = []  # the start of a line not yet ended
-
-    def feed(self, data: bytes) -> list[bytes]:
-        *ended, rest = data.split(b"\n")
-        if ended:
-            ended[0] = b"".join([*self._pending, ended[0]])
-            self._pending = []
-        if rest:
-            self._pending.append(rest)
-        return [line for line in ended if line.strip()]
-
-    def flush(self) -> list[bytes]:
-        """The last line, when the body did not end with a newline."""
-        line, self._pending = b"".join(self._pending), []
-        return [line] if line.strip() else []
-
-
-def _raise_for_status(response: Any, sdk: Any) -> None:
-    """The SDK's ResponseError for an HTTP error status, raised (as the SDK does) while
-    httpx's HTTPStatusError is handled: it stays the __context__ that _retry_after reads."""
-    import httpx
-
-    try:
-        response.raise_for_status()
-    except httpx.HTTPStatusError as exc:
-        raise sdk.ResponseError(exc.response.text, exc.response.status_code) from None
-
-
-def _parse_line(line: bytes, sdk: Any) -> dict[str, Any]:
-    part = json.loads(line)
-    if not isinstance(part, dict):
-        raise malformed_response("ollama", f"a stream line is not an object: {line[:80]!r}")
-    if part.get("error"):
-        raise sdk.ResponseError(part["error"])  # a failure after the stream began
-    return part
-
-
 def _split_body(kwargs: dict[str, Any], stream: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the JSON body, the httpx request options): a per-call timeout is httpx's."""
     body, timeout = split_timeout(kwargs)
     return {**body, "stream": stream}, ({} if timeout is None else {"timeout": timeout})
-
-
-def _send_args(http: Any, body: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    """httpx ``request``/``stream`` arguments sending ``body`` to ``/api/chat`` on the SDK
-    client's httpx client ``http``, as ``json=body`` sends it, for less CPU.
-
-    ``json=`` makes httpx encode the body with its standard encoder and merge the path into
-    the base URL again (parsing both) on every call: about 70 µs of a 1.2 ms short call.
-    The bytes are the same ones (:mod:`zerda.llm._body_json`), and so is the URL, merged
-    once per base URL as httpx merges it. The ``Content-Type`` ``json=`` would set is set
-    when the client's headers have none (httpx lets the client's own win). A body holding
-    a value that is not plain JSON goes as ``json=``: httpx says what is wrong."""
-    content = encode_body(body)
-    if content is None:
-        return {"url": CHAT_PATH, "json": body, **extra}
-    args = {"url": _chat_url(http), "content": content, **extra}
-    if "content-type" not in http.headers:
-        args["headers"] = _JSON_TYPE
-    return args
-
-
-_JSON_TYPE = {"Content-Type": "application/json"}
-_CHAT_URLS: weakref.WeakKeyDictionary[Any, tuple[Any, Any]] = weakref.WeakKeyDictionary()
-
-
-def _chat_url(http: Any) -> Any:
-    """``/api/chat`` merged into ``http``'s base URL, as httpx's ``_merge_url`` merges a path
-    (the base URL ends with "/"), once per base URL: ``base_url`` can be set on a client."""
-    base = http.base_url
-    cached = _CHAT_URLS.get(http)
-    if cached is None or cached[0] is not base:
-        cached = (base, base.copy_with(raw_path=base.raw_path + CHAT_PATH.lstrip("/").encode()))
-        _CHAT_URLS[http] = cached
-    return cached[1]
-
-
-def _stream_chunks(
-    client: Any, sdk: Any, body: dict[str, Any], extra: dict[str, Any] | None = None
-) -> Generator[dict[str, Any], None, None]:
-    http = client._client
-    with http.stream("POST", **_send_args(http, body, extra or {})) as response:
-        if not response.is_success:
-            response.read()
-            _raise_for_status(response, sdk)
-        lines = _LineSplitter()
-        for data in response.iter_bytes():
-            for line in lines.feed(data):
-                yield _parse_line(line, sdk)
-        for line in lines.flush():
-            yield _parse_line(line, sdk)
-
-
-async def _stream_chunks_async(
-    client: Any, sdk: Any, body: dict[str, Any], extra: dict[str, Any] | None = None
-) -> AsyncGenerator[dict[str, Any], None]:
-    http = client._client
-    async with http.stream("POST", **_send_args(http, body, extra or {})) as response:
-        if not response.is_success:
-            await response.aread()
-            _raise_for_status(response, sdk)
-        lines = _LineSplitter()
-        async for data in response.aiter_bytes():
-            for line in lines.feed(data):
-                yield _parse_line(line, sdk)
-        for line in lines.flush():
-            yield _parse_line(line, sdk)
 
 
 def _until_done(first: Any, chunks: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:

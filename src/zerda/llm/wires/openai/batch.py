@@ -9,12 +9,16 @@ file (requests that failed: a non-200 ``response``, or ``error: {"code", "messag
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zerda.llm.batch import BatchStatus, ItemOutcome, State, not_ended
 from zerda.llm.errors import InvalidRequestError, UnknownError, error_from_status
+
+if TYPE_CHECKING:
+    from zerda.llm.base import BaseLLMInterface
 
 ENDPOINT = "/v1/chat/completions"
 
@@ -100,3 +104,76 @@ def _error_text(body: Any, status: Any) -> str:
 
 def not_done(batch: Any) -> InvalidRequestError:
     return not_ended(batch.id, str(batch.status))
+
+
+# --- the native calls (BatchProtocol), over an interface's SDK clients ---------------------
+
+
+def job_args(file_id: str, options: dict[str, Any]) -> dict[str, Any]:
+    return {"input_file_id": file_id, "endpoint": ENDPOINT, "completion_window": "24h", **options}
+
+
+def result_files(batch: Any) -> list[str]:
+    """The output and error files of an ended job; a job not ended has no results yet."""
+    if map_batch_status(batch).state == "in_progress":
+        raise not_done(batch)
+    return [f for f in (batch.output_file_id, batch.error_file_id) if f]
+
+
+def file_text(content: Any) -> str:
+    """A file's text: openai's content object has a ``text`` property, groq's response a
+    ``text()`` method."""
+    text = content.text
+    return str(text() if callable(text) else text)
+
+
+async def file_text_async(content: Any) -> str:
+    text = content.text
+    value = text() if callable(text) else text
+    return str(await value if inspect.isawaitable(value) else value)
+
+
+class OpenAIBatch:
+    """The Batch API's calls (``files`` and ``batches``) for an OpenAI-compatible
+    interface (openai, groq): its :class:`~zerda.llm.interface.batch.BatchProtocol`."""
+
+    def __init__(self, llm: BaseLLMInterface) -> None:
+        self.llm = llm
+
+    def submit(self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]) -> str:
+        client = self.llm.client
+        upload = ("batch.jsonl", map_batch_file(items), "application/jsonl")
+        file = client.files.create(file=upload, purpose="batch")
+        return str(client.batches.create(**job_args(file.id, options)).id)
+
+    async def submit_async(
+        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
+    ) -> str:
+        client = self.llm.async_client
+        upload = ("batch.jsonl", map_batch_file(items), "application/jsonl")
+        file = await client.files.create(file=upload, purpose="batch")
+        return str((await client.batches.create(**job_args(file.id, options))).id)
+
+    def poll(self, batch_id: str) -> BatchStatus:
+        return map_batch_status(self.llm.client.batches.retrieve(batch_id))
+
+    async def poll_async(self, batch_id: str) -> BatchStatus:
+        return map_batch_status(await self.llm.async_client.batches.retrieve(batch_id))
+
+    def fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
+        client = self.llm.client
+        files = result_files(client.batches.retrieve(batch_id))
+        texts = [file_text(client.files.content(f)) for f in files]
+        return map_batch_output("\n".join(texts), self.llm.provider)
+
+    async def fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
+        client = self.llm.async_client
+        files = result_files(await client.batches.retrieve(batch_id))
+        texts = [await file_text_async(await client.files.content(f)) for f in files]
+        return map_batch_output("\n".join(texts), self.llm.provider)
+
+    def cancel(self, batch_id: str) -> BatchStatus:
+        return map_batch_status(self.llm.client.batches.cancel(batch_id))
+
+    async def cancel_async(self, batch_id: str) -> BatchStatus:
+        return map_batch_status(await self.llm.async_client.batches.cancel(batch_id))

@@ -8,24 +8,17 @@ provider modules subclass it and hold only what their APIs do differently.
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import json
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, ClassVar
 
+from zerda.llm._fastpath import PrivateName, fast_path_on
+from zerda.llm._signatures import signature_options
 from zerda.llm._stream import StreamAccumulator
 from zerda.llm._strict_schema import to_strict_schema
 from zerda.llm._structured import OutputSpec
-from zerda.llm.base import (
-    BaseLLMInterface,
-    Request,
-    signature_options,
-    tool_output_text,
-    without_sdk_retries,
-)
-from zerda.llm.batch import BatchStatus, ItemOutcome
+from zerda.llm.base import BaseLLMInterface, Request, without_sdk_retries
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
@@ -36,6 +29,8 @@ from zerda.llm.errors import (
     excerpt,
     malformed_response,
 )
+from zerda.llm.interface.batch import BatchProtocol
+from zerda.llm.messages import tool_output_text
 from zerda.llm.parts import DataURL, is_parts, text_of
 from zerda.llm.reasoning import Plan
 from zerda.llm.tools import (
@@ -47,6 +42,7 @@ from zerda.llm.tools import (
 )
 from zerda.llm.usage import make_usage
 from zerda.llm.wires.openai import batch as _batch_openai
+from zerda.llm.wires.openai import fastpath as _fastpath
 
 Event = dict[str, Any]
 
@@ -183,91 +179,6 @@ def _map_reasoning(plan: Plan | None) -> dict[str, Any]:
         return {}
     value = plan.effort if plan.on else plan.off
     return {"reasoning_effort": value} if value is not None else {}
-
-
-# The Stainless SDKs' per-call keyword arguments that are request options, not body fields,
-# and their names in the documented ``options=`` dict of ``client.post`` (RequestOptions).
-_REQUEST_OPTIONS = {
-    "extra_headers": "headers",
-    "extra_query": "params",
-    "extra_body": "extra_json",
-    "timeout": "timeout",
-}
-
-
-def _post(
-    client: Any, path: str, body: dict[str, Any], options: dict[str, Any], stream_cls: Any
-) -> Any:
-    """The body through ``client.post`` (sync or async client: the async one's returns the
-    awaitable), answered as parsed JSON (``cast_to=object``) or a stream of JSON chunks."""
-    return client.post(
-        path,
-        body=body,
-        options=options,
-        cast_to=object,
-        stream=bool(body.get("stream")),
-        stream_cls=stream_cls,
-    )
-
-
-_CREATE_PARAMETERS: dict[tuple[str, str, str], frozenset[str] | None] = {}
-
-
-def _create_parameters(sdk: Any, resource: tuple[str, str]) -> frozenset[str] | None:
-    """The keyword names the SDK's ``create`` of ``resource`` (its module under
-    ``<sdk>.resources`` and its class, e.g. ``("chat", "Completions")``) takes, read once
-    per SDK."""
-    key = (sdk.__name__, *resource)
-    if key not in _CREATE_PARAMETERS:
-        module = importlib.import_module(f"{sdk.__name__}.resources.{resource[0]}")
-        _CREATE_PARAMETERS[key] = signature_options(getattr(module, resource[1]).create)
-    return _CREATE_PARAMETERS[key]
-
-
-def split_request(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``create()``-style keyword arguments as ``client.post``'s JSON body and options
-    (``timeout=None`` kept: it means no timeout; the ``extra_*`` ones only when given)."""
-    body: dict[str, Any] = {}
-    options: dict[str, Any] = {}
-    for key, value in kwargs.items():
-        name = _REQUEST_OPTIONS.get(key)
-        if name is None:
-            body[key] = value
-        elif value is not None or key == "timeout":
-            options[name] = value
-    return body, options
-
-
-# --- batch -----------------------------------------------------------------------------
-
-
-def _batch_job_args(file_id: str, options: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "input_file_id": file_id,
-        "endpoint": _batch_openai.ENDPOINT,
-        "completion_window": "24h",
-        **options,
-    }
-
-
-def _result_files(batch: Any) -> list[str]:
-    """The output and error files of an ended job; a job not ended has no results yet."""
-    if _batch_openai.map_batch_status(batch).state == "in_progress":
-        raise _batch_openai.not_done(batch)
-    return [f for f in (batch.output_file_id, batch.error_file_id) if f]
-
-
-def _file_text(content: Any) -> str:
-    """A file's text: openai's content object has a ``text`` property, groq's response a
-    ``text()`` method."""
-    text = content.text
-    return str(text() if callable(text) else text)
-
-
-async def _file_text_async(content: Any) -> str:
-    text = content.text
-    value = text() if callable(text) else text
-    return str(await value if inspect.isawaitable(value) else value)
 
 
 # --- response --------------------------------------------------------------------------
@@ -437,6 +348,9 @@ class OpenAICompatInterface(BaseLLMInterface):
     # A chunk with a finish_reason ends the answer; [DONE] itself never reaches Zerda (the
     # SDKs consume it): https://platform.openai.com/docs/api-reference/chat-streaming
     stream_final_event = "a chunk with a finish_reason"
+    # The fast path's private SDK names (DESIGN §22) and the wire they are logged under.
+    fast_path_wire: ClassVar[str] = "openai"
+    fast_path_names: ClassVar[tuple[PrivateName, ...]] = _fastpath.PRIVATE_NAMES
 
     def __init__(
         self, model: str | None = None, *, async_client: Any = None, **kwargs: Any
@@ -446,6 +360,8 @@ class OpenAICompatInterface(BaseLLMInterface):
         if async_client is not None:
             self._async_client = without_sdk_retries(async_client)
             self._client_given = True
+        # Decided once: fast_path= (or ZERDA_FAST_PATH) and the installed SDK's names.
+        self._fast = fast_path_on(self.fast_path_wire, self.fast_path_names, self.fast_path)
 
     # --- clients ---
 
@@ -532,35 +448,47 @@ class OpenAICompatInterface(BaseLLMInterface):
 
     # --- calls ---
 
-    # Zerda's body is already the API's JSON: it goes out through the SDK's documented
-    # low-level ``client.post`` (README, "Undocumented endpoints"), which keeps the client's
-    # base URL, auth, headers, timeouts, retries, error classes, pool and SSE decoder but
-    # skips ``create()``'s TypedDict transformer (99% of a long history's CPU).
-    # ``cast_to=object`` hands back the parsed JSON as plain dicts, which the readers take.
+    # Zerda's body is already the API's JSON: the fast path posts it through the SDK's
+    # low-level ``client.post`` (wires/openai/fastpath.py); with fast_path=False, or an SDK
+    # lacking one of its names, ``create()`` sends it, its answer read back as plain JSON.
     chat_path: ClassVar[str] = "/chat/completions"
-    # The SDK resource whose create() the body stands for: its module and class.
+    # The SDK resource whose create() the body stands for: its module and class, and the
+    # documented call on a client.
     create_resource: ClassVar[tuple[str, str]] = ("chat", "Completions")
+    documented_call: ClassVar[tuple[str, ...]] = ("chat", "completions", "create")
 
     def _check_names(self, kwargs: dict[str, Any]) -> None:
         """A keyword ``create()`` does not take is refused as ``create()`` would refuse it
         (the same TypeError, turned into an invalid request naming it), before sending."""
-        accepted = _create_parameters(self.sdk, self.create_resource)
+        accepted = _fastpath.create_parameters(self.sdk, self.create_resource)
         unknown = [k for k in kwargs if k not in accepted] if accepted is not None else []
         if unknown:
             raise TypeError(f"create() got an unexpected keyword argument '{unknown[0]}'")
 
     def _call(self, kwargs: dict[str, Any]) -> Any:
+        if not self._fast:
+            create = _fastpath.documented_call(self.client, self.documented_call)
+            return self._retrying(lambda: _fastpath.plain(create(**kwargs)))
         self._check_names(kwargs)
-        body, options = split_request(kwargs)
-        stream_cls = self.sdk.Stream[object]  # type: ignore[union-attr]
-        return self._retrying(lambda: _post(self.client, self.chat_path, body, options, stream_cls))
+        body, options = _fastpath.split_request(kwargs)
+        stream_cls = _fastpath.stream_class(self.sdk, is_async=False)
+        return self._retrying(
+            lambda: _fastpath.post(self.client, self.chat_path, body, options, stream_cls)
+        )
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
+        if not self._fast:
+            create = _fastpath.documented_call(self.async_client, self.documented_call)
+
+            async def send() -> Any:
+                return _fastpath.plain(await create(**kwargs))
+
+            return await self._retrying_async(send)
         self._check_names(kwargs)
-        body, options = split_request(kwargs)
-        client, stream_cls = self.async_client, self.sdk.AsyncStream[object]  # type: ignore[union-attr]
+        body, options = _fastpath.split_request(kwargs)
+        client, stream_cls = self.async_client, _fastpath.stream_class(self.sdk, is_async=True)
         return await self._retrying_async(
-            lambda: _post(client, self.chat_path, body, options, stream_cls)
+            lambda: _fastpath.post(client, self.chat_path, body, options, stream_cls)
         )
 
     def _stream_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -569,55 +497,17 @@ class OpenAICompatInterface(BaseLLMInterface):
     @contextmanager
     def _open_stream(self, kwargs: dict[str, Any]) -> Iterator[Any]:
         with self._call(self._stream_kwargs(kwargs)) as stream:
-            yield stream
+            yield stream if self._fast else _fastpath.plain_chunks(stream)
 
     @asynccontextmanager
     async def _open_stream_async(self, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
         async with await self._call_async(self._stream_kwargs(kwargs)) as stream:
-            yield stream
+            yield stream if self._fast else _fastpath.plain_chunks_async(stream)
 
     # --- batch (traits.batch == "openai"; see _batch_openai) ---
 
-    def _batch_submit(
-        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
-    ) -> str:
-        upload = ("batch.jsonl", _batch_openai.map_batch_file(items), "application/jsonl")
-        file = self.client.files.create(file=upload, purpose="batch")
-        batch = self.client.batches.create(**_batch_job_args(file.id, options))
-        return str(batch.id)
-
-    async def _batch_submit_async(
-        self, items: list[tuple[str, dict[str, Any]]], options: dict[str, Any]
-    ) -> str:
-        upload = ("batch.jsonl", _batch_openai.map_batch_file(items), "application/jsonl")
-        file = await self.async_client.files.create(file=upload, purpose="batch")
-        batch = await self.async_client.batches.create(**_batch_job_args(file.id, options))
-        return str(batch.id)
-
-    def _batch_poll(self, batch_id: str) -> BatchStatus:
-        return _batch_openai.map_batch_status(self.client.batches.retrieve(batch_id))
-
-    async def _batch_poll_async(self, batch_id: str) -> BatchStatus:
-        batch = await self.async_client.batches.retrieve(batch_id)
-        return _batch_openai.map_batch_status(batch)
-
-    def _batch_fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
-        batch = self.client.batches.retrieve(batch_id)
-        files = _result_files(batch)
-        texts = [_file_text(self.client.files.content(f)) for f in files]
-        return _batch_openai.map_batch_output("\n".join(texts), self.provider)
-
-    async def _batch_fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
-        batch = await self.async_client.batches.retrieve(batch_id)
-        files = _result_files(batch)
-        texts = [await _file_text_async(await self.async_client.files.content(f)) for f in files]
-        return _batch_openai.map_batch_output("\n".join(texts), self.provider)
-
-    def _batch_cancel(self, batch_id: str) -> BatchStatus:
-        return _batch_openai.map_batch_status(self.client.batches.cancel(batch_id))
-
-    async def _batch_cancel_async(self, batch_id: str) -> BatchStatus:
-        return _batch_openai.map_batch_status(await self.async_client.batches.cancel(batch_id))
+    def _batch_protocol(self) -> BatchProtocol:
+        return _batch_openai.OpenAIBatch(self)
 
     # --- response ---
 

@@ -17,21 +17,24 @@ Another provider never sees them. Reasoning summaries are ``result["reasoning"]`
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from zerda.llm._fastpath import PrivateName
 from zerda.llm._stream import StreamAccumulator
 from zerda.llm._strict_schema import to_strict_schema
 from zerda.llm._structured import OutputSpec
-from zerda.llm.base import Request, tool_output_text
+from zerda.llm.base import Request
 from zerda.llm.errors import ZerdaError, excerpt, malformed_response
+from zerda.llm.messages import tool_output_text
 from zerda.llm.parts import is_parts
 from zerda.llm.reasoning import Plan
+from zerda.llm.registry.profiles import OPENAI
 from zerda.llm.tools import ToolCall, _get, _parse_json_arguments, to_openai_responses_tools
 from zerda.llm.usage import make_usage
 from zerda.llm.wires.openai.compat import _stream_error, data_url
 from zerda.llm.wires.openai.interface import OpenAIInterface
+from zerda.llm.wires.openai_responses import fastpath as _fastpath
 
 Event = dict[str, Any]
 
@@ -44,10 +47,7 @@ _STOP_REASONS = {
     "refusal": "content_filter",
 }
 
-# Models that reason, and so return reasoning items; only they accept
-# include=["reasoning.encrypted_content"] (others answer 400 "Encrypted content is not
-# supported with this model"). https://platform.openai.com/docs/guides/reasoning
-_REASONING_MODEL = re.compile(r"^(o\d|gpt-5(?![.\d]*-chat)|codex)")
+# Only the models that reason (their profile's reasoning_items) accept this include.
 _ENCRYPTED = "reasoning.encrypted_content"
 
 # Output items that need nothing of provider_data to be sent back when alone.
@@ -254,7 +254,7 @@ def _map_storage(model: str) -> dict[str, Any]:
     """Stateless by default: nothing stored at OpenAI, reasoning carried in the history.
     https://platform.openai.com/docs/guides/reasoning#encrypted-reasoning-items"""
     storage: dict[str, Any] = {"store": False}
-    if _REASONING_MODEL.match(model.rpartition("/")[2]):
+    if OPENAI.has("reasoning_items", model.rpartition("/")[2]):
         storage["include"] = [_ENCRYPTED]
     return storage
 
@@ -380,10 +380,14 @@ class OpenAIResponsesInterface(OpenAIInterface):
 
     provider = "openai-responses"
     max_tokens_field: ClassVar[str] = "max_output_tokens"
-    # The body goes out through client.post, as Chat Completions' does (_openai_compat):
-    # POST {base_url}/responses, unknown keywords refused as responses.create() would.
+    # The body goes out through client.post, as Chat Completions' does (wires/openai):
+    # POST {base_url}/responses, unknown keywords refused as responses.create() would;
+    # responses.create() itself when the fast path is off.
     chat_path: ClassVar[str] = "/responses"
     create_resource: ClassVar[tuple[str, str]] = ("responses", "Responses")
+    documented_call: ClassVar[tuple[str, ...]] = ("responses", "create")
+    fast_path_wire: ClassVar[str] = "openai-responses"
+    fast_path_names: ClassVar[tuple[PrivateName, ...]] = _fastpath.PRIVATE_NAMES
     # https://platform.openai.com/docs/api-reference/responses-streaming/response/completed
     stream_final_event = "response.completed, response.incomplete or response.failed"
 

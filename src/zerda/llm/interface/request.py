@@ -1,0 +1,150 @@
+"""A request, checked and converted before anything is sent.
+
+:meth:`Requests._checked_request` runs :func:`zerda.llm._request.prepare` against the
+interface's row (with the response_format's mode, DESIGN.md §13, and ``reasoning=`` planned
+for this model's family, DESIGN.md §11), then the wire's ``_build_request``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from zerda.llm import _gc, _structured, registry
+from zerda.llm._ids import ID_RULES
+from zerda.llm._request import Request, check_tool_choice, check_tool_names, prepare
+from zerda.llm._structured import OutputSpec
+from zerda.llm.errors import InvalidRequestError, OutputValidationError, ZerdaError
+from zerda.llm.interface._host import Host
+from zerda.llm.interface.retrying import _RETRY_BUDGET
+from zerda.llm.reasoning import Plan, check_reasoning, plan_reasoning
+
+
+class Requests(Host):
+    """Checking a request, converting it, and the structured answer of its result."""
+
+    def _native_request(self, messages: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+        return self._checked_request(messages, kwargs)[1]
+
+    def _checked_request(
+        self, messages: Any, kwargs: dict[str, Any]
+    ) -> tuple[Request, dict[str, Any]]:
+        """The checked request and the SDK call's keyword arguments built from it (the
+        garbage collector paused meanwhile: :mod:`zerda.llm._gc`)."""
+        paused = _gc.pause()
+        try:
+            req = self._prepare(messages, **kwargs)
+            # The retry budget of this call: its own timeout, else the interface's.
+            _RETRY_BUDGET.set(req.timeout if req.timeout is not None else self.timeout)
+            return req, self._build_request(req)
+        except ValueError as exc:  # a converter refused the input: the caller's mistake
+            if isinstance(exc, ZerdaError):
+                raise
+            raise InvalidRequestError(str(exc), provider=self.provider) from exc
+        finally:
+            _gc.resume(paused)
+
+    def _prepare(
+        self,
+        messages: Any,
+        *,
+        response_format: Any = None,
+        structured_output: Any = None,
+        reasoning: Any = None,
+        **kwargs: Any,
+    ) -> Request:
+        """Checks everything that can be checked before a request is sent
+        (:func:`zerda.llm._request.prepare`, against this interface's row), with the
+        response_format and the mode it travels in (DESIGN.md §13), and ``reasoning=``
+        against this model's family (DESIGN.md §11)."""
+        output = self._output_spec(response_format, structured_output, bool(kwargs.get("tools")))
+        req = prepare(
+            self.spec,
+            self._tool_id,
+            messages,
+            tool_results=self._tool_results_media(),
+            output=output,
+            **kwargs,
+        )
+        plan = self._plan_reasoning(reasoning, req.max_tokens, req.tool_choice)
+        return replace(req, reasoning=plan) if plan is not None else req
+
+    @property
+    def _tool_id(self) -> Callable[[str | None, int, int], str | None]:
+        """The row's id rule: ``rule(orig, message_index, call_index)`` is the id sent for
+        a history tool call and its result (the function itself, called once per call)."""
+        return ID_RULES[self.traits.tool_id]
+
+    def _tool_results_media(self) -> registry.Media:
+        """What this model's tool results carry natively: the row's ``tool_results``
+        (a provider whose older models take less narrows it by model)."""
+        return self.traits.tool_results
+
+    def _output_spec(self, response_format: Any, mode: Any, has_tools: bool) -> OutputSpec | None:
+        """response_format checked, with the mode it travels in (DESIGN.md §13)."""
+        spec = _structured.output_spec(response_format)
+        if spec is None:
+            if mode is not None:
+                raise InvalidRequestError("structured_output needs a response_format")
+            return None
+        model = self.model or ""
+        chosen = _structured.choose_mode(spec, mode, self.traits, self.provider, model, has_tools)
+        strict = chosen == "native" and _structured.uses_strict(self.traits, model)
+        return replace(spec, mode=chosen, strict=strict)
+
+    def _map_response_format(self, output: OutputSpec) -> dict[str, Any]:
+        """The request fields that ask for ``output`` natively (a provider with native
+        structured output overrides this)."""
+        return {}
+
+    def _native_output(self, req: Request) -> dict[str, Any]:
+        """The native structured-output fields of ``req``: empty unless it has a
+        response_format sent in native mode."""
+        if req.output is None or req.output.mode != "native":
+            return {}
+        try:
+            return self._map_response_format(req.output)
+        except ValueError as exc:  # a schema that cannot be made strict
+            raise InvalidRequestError(str(exc), provider=self.provider) from None
+
+    def _plan_reasoning(self, reasoning: Any, max_tokens: int | None, choice: Any) -> Plan | None:
+        """``reasoning=`` checked against this model's family (the row's reasoning mode
+        names its table in zerda.llm.reasoning), once for every provider."""
+        mode = self.traits.reasoning
+        if mode is None and reasoning is not None:
+            raise InvalidRequestError(
+                f"reasoning: Zerda has no reasoning control for {self.provider}"
+            )
+        forced = choice == "required" or isinstance(choice, dict)
+        return plan_reasoning(
+            mode,
+            str(self.model),
+            check_reasoning(reasoning),
+            max_tokens=max_tokens,
+            forced_tool_choice=forced,
+        )
+
+    def _check_tool_names(self, tools: list[dict[str, Any]] | None) -> None:
+        check_tool_names(tools, self.spec)
+
+    def _check_tool_choice(
+        self, choice: str | dict[str, str] | None, parallel_tool_calls: bool | None
+    ) -> None:
+        check_tool_choice(choice, parallel_tool_calls, self.spec)
+
+    def _with_output(
+        self, result: dict[str, Any], output: OutputSpec | None, raise_errors: bool | None
+    ) -> dict[str, Any]:
+        """The result with the structured answer parsed (no-op without response_format);
+        an invalid answer raises OutputValidationError when errors are raised."""
+        if output is None:
+            return result
+        result = _structured.apply_output(result, output)
+        if "parse_error" in result and (
+            self.raise_errors if raise_errors is None else raise_errors
+        ):
+            raise OutputValidationError(
+                result["parse_error"], provider=self.provider, result=result
+            )
+        return result

@@ -1,0 +1,86 @@
+"""The result shape of DESIGN.md §3, the same from generate and from stream."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from zerda.llm.errors import excerpt, malformed_response
+from zerda.llm.interface._host import Host
+from zerda.llm.tools import ToolCall, tool_calls_to_dicts
+
+if TYPE_CHECKING:
+    from zerda.llm._stream import StreamAccumulator
+
+
+class Results(Host):
+    """``_make_result`` (every wire's result goes through it) and the truncation rule."""
+
+    # The event that ends a complete stream (a fact of the class's wire protocol, the same
+    # for every row it serves), named in the error when a stream ends without it.
+    stream_final_event: str = "its final event"
+
+    def _make_result(
+        self,
+        content: str | None,
+        calls: list[ToolCall],
+        native_stop: Any,
+        usage: dict[str, Any] | None,
+        provider_data: dict[str, Any] | None = None,
+        reasoning: str | None = None,
+    ) -> dict[str, Any]:
+        """The result shape of DESIGN.md §3, the same from generate and from stream;
+        ``reasoning`` is the reasoning text shown ("" counts as none). A response whose
+        text or reasoning is not a string or whose tool call has no name is malformed:
+        reported as such, the raw part in the message, rather than returned as a success
+        that the next call's history check would refuse."""
+        _check_parts(self.provider, content, reasoning, calls)
+        tool_calls = tool_calls_to_dicts(calls)
+        # Providers say "stop" with calls present (forced tool_choice, Gemini, Ollama).
+        stop_reason = "tool_use" if tool_calls else self._map_stop_reason(native_stop)
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": content,
+            "tool_calls": tool_calls,
+        }
+        result: dict[str, Any] = {
+            "content": content,
+            "tool_calls": tool_calls,
+            "stop_reason": stop_reason,
+            "usage": usage,
+            "reasoning": reasoning or None,
+            "message": message,
+        }
+        if provider_data:
+            message["provider_data"] = provider_data
+            result["provider_data"] = provider_data
+        return result
+
+    def _check_finished(self, acc: StreamAccumulator) -> None:
+        """The truncation rule, for every provider: a stream that ended (cleanly) before
+        its final event is an error, its text kept (docs/errors.md, Streams)."""
+        if not acc.finished:
+            # Looked up in zerda.llm.base, where the decision is documented (and a test
+            # records its calls).
+            from zerda.llm import base
+
+            raise base.stream_ended_early(self.provider, self.stream_final_event)
+
+
+def _check_parts(provider: str, content: Any, reasoning: Any, calls: list[ToolCall]) -> None:
+    """A text, a reasoning or a tool call that a result cannot carry is a malformed
+    response (raised), its raw part in the message."""
+    if content is not None and not isinstance(content, str):
+        raise malformed_response(provider, f"the message content is not text: {excerpt(content)}")
+    if reasoning is not None and not isinstance(reasoning, str):
+        raise malformed_response(provider, f"the reasoning is not text: {excerpt(reasoning)}")
+    for j, call in enumerate(calls):
+        if call.id is not None and not isinstance(call.id, str):
+            raise malformed_response(
+                provider, f"tool_calls[{j}] has an id that is not text: {call.id!r}"
+            )
+        if not isinstance(call.name, str) or not call.name:
+            raise malformed_response(
+                provider,
+                f"tool_calls[{j}] has no name (id={call.id!r}, "
+                f"arguments={excerpt(call.arguments)})",
+            )

@@ -1,0 +1,80 @@
+"""A registry row's type: :class:`ProviderSpec`, and how a row travels through pickle."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from zerda.llm._traits import Media, Traits
+
+if TYPE_CHECKING:
+    from zerda.llm.base import BaseLLMInterface
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """One provider: how to build it, where it lives, and its traits."""
+
+    name: str
+    cls: str  # "module:Class"
+    extra: str  # pip install "zerda-llm[extra]"
+    sdk_module: str  # imported at construction, so a missing SDK fails early
+    sdk_package: str
+    env_keys: tuple[str, ...]  # where the API key comes from, in order; () for none
+    default_base_url: str | None
+    wire: str  # the wire protocol MockLLMServer speaks for it
+    demo_model: str
+    title: str  # for docs tables
+    aliases: tuple[str, ...] = ()
+    auth: str = ""  # how it authenticates when env_keys is empty, for docs
+    secret_options: tuple[str, ...] = ()  # options besides api_key that hold secrets: redacted
+    traits: Traits = field(default_factory=Traits)
+    defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        # A registry row travels as its name (its mappings are read-only proxies, which
+        # pickle cannot store); a row from outside the registry travels field by field.
+        from zerda.llm import registry  # the package imports this module first
+
+        if registry.REGISTRY.get(self.name) is self:
+            return (registry.get, (self.name,))
+        return (_spec_from_fields, (_thawed_fields(self),))
+
+    def rows_with(self, trait: str) -> tuple[str, ...]:
+        """The names of the registry's rows whose ``trait`` is set (a refusal names them)."""
+        from zerda.llm import registry
+
+        return tuple(p.name for p in registry.REGISTRY.values() if getattr(p.traits, trait))
+
+    def interface_class(self) -> type[BaseLLMInterface]:
+        module, _, cls = self.cls.partition(":")
+        result: type[BaseLLMInterface] = getattr(importlib.import_module(module), cls)
+        return result
+
+
+def _thaw(value: Any) -> Any:
+    """``value`` with its read-only mappings as dicts, for pickling."""
+    if isinstance(value, MappingProxyType):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, (Media, Traits)):
+        return (type(value), {f.name: _thaw(getattr(value, f.name)) for f in fields(value)})
+    return value
+
+
+def _thawed_fields(spec: ProviderSpec) -> dict[str, Any]:
+    return {f.name: _thaw(getattr(spec, f.name)) for f in fields(spec)}
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+    if isinstance(value, tuple) and len(value) == 2 and value[0] in (Media, Traits):
+        return value[0](**{k: _freeze(v) for k, v in value[1].items()})
+    return value
+
+
+def _spec_from_fields(values: dict[str, Any]) -> ProviderSpec:
+    return ProviderSpec(**{k: _freeze(v) for k, v in values.items()})

@@ -1,0 +1,117 @@
+"""The private google-genai names Gemini's fast path (:mod:`zerda.llm.wires.gemini.sdk`)
+relies on, as one table (DESIGN §22), walked by tests/llm/wires/test_private_names.py.
+
+An interface built with ``fast_path=False``, or on a google-genai lacking one of them,
+calls ``client.models.generate_content`` / ``generate_content_stream`` (and their
+``client.aio`` twins) instead: :mod:`zerda.llm.wires.gemini.documented`.
+"""
+
+from __future__ import annotations
+
+from zerda.llm._fastpath import PrivateName
+
+_REQUEST = ("http_method", "path", "request_dict", "http_options")
+_CONVERTER = ("from_object", "parent_object", "root_object")
+_API = "google.genai._api_client"
+
+PRIVATE_NAMES: tuple[PrivateName, ...] = (
+    PrivateName(
+        "google.genai.client",
+        "Client.__init__",
+        "the client's API client, which posts Zerda's body",
+        assigns=("_api_client",),
+    ),
+    PrivateName(
+        "google.genai.client",
+        "AsyncClient.__init__",
+        "as Client's",
+        assigns=("_api_client",),
+    ),
+    PrivateName(_API, "BaseApiClient.vertexai", "which API the body is written for"),
+    PrivateName(_API, "BaseApiClient.request", "posts generateContent", keywords=_REQUEST),
+    PrivateName(
+        _API, "BaseApiClient.request_streamed", "posts streamGenerateContent", keywords=_REQUEST
+    ),
+    PrivateName(_API, "BaseApiClient.async_request", "as request", keywords=_REQUEST),
+    PrivateName(
+        _API, "BaseApiClient.async_request_streamed", "as request_streamed", keywords=_REQUEST
+    ),
+    PrivateName(_API, "SdkHttpResponse", "the answer's body and headers"),
+    PrivateName(
+        "google.genai._transformers",
+        "t_model",
+        "the model's path on each API",
+        keywords=("client", "model"),
+    ),
+    PrivateName(
+        "google.genai.models",
+        "_GenerateContentConfig_to_mldev",
+        "converts **native and the tools as generate_content does (Gemini API)",
+        keywords=("api_client", *_CONVERTER),
+    ),
+    PrivateName(
+        "google.genai.models",
+        "_GenerateContentConfig_to_vertex",
+        "as _GenerateContentConfig_to_mldev (Vertex AI)",
+        keywords=("api_client", *_CONVERTER),
+    ),
+    PrivateName(
+        "google.genai.models",
+        "_GenerateContentResponse_from_mldev",
+        "the answer's JSON as generate_content reads it (Gemini API)",
+        keywords=_CONVERTER,
+    ),
+    PrivateName(
+        "google.genai.models",
+        "_GenerateContentResponse_from_vertex",
+        "as _GenerateContentResponse_from_mldev (Vertex AI)",
+        keywords=_CONVERTER,
+    ),
+    PrivateName(
+        "google.genai.types",
+        "GenerateContentResponse._from_response",
+        "the GenerateContentResponse generate_content makes",
+        keywords=("response", "kwargs"),
+    ),
+    PrivateName(
+        "google.genai._common",
+        "convert_to_dict",
+        "the converted config as plain JSON data",
+    ),
+    PrivateName(
+        "google.genai._common",
+        "encode_unserializable_types",
+        "bytes in the converted config as URL-safe base64",
+    ),
+    PrivateName(
+        "google.genai._extra_utils",
+        "should_continue_generation",
+        "google-genai 3.x's automatic continuation of an answer",
+        keywords=("response",),
+    ),
+    PrivateName(
+        "google.genai._extra_utils",
+        "merge_continuation_responses",
+        "the continued answer's hops merged",
+        keywords=("responses", "config"),
+    ),
+    PrivateName(
+        "google.genai._extra_utils",
+        "StreamContinuation",
+        "a stream's hops resumed from their checkpoint",
+        keywords=("config",),
+    ),
+    PrivateName("google.genai._extra_utils", "StreamContinuation.start_hop", "a hop's token"),
+    PrivateName(
+        "google.genai._extra_utils",
+        "StreamContinuation.observe",
+        "each chunk",
+        keywords=("chunk",),
+    ),
+    PrivateName(
+        "google.genai._extra_utils",
+        "StreamContinuation.end_hop",
+        "resumes or ends",
+        keywords=("error",),
+    ),
+)

@@ -1,0 +1,39 @@
+"""Claude on Vertex AI (``rawPredict`` / ``streamRawPredict``): the Messages API's rules on
+Vertex's body (https://docs.anthropic.com/en/api/claude-on-vertex-ai): the model is named
+by the path, not the body, and ``anthropic_version`` goes in the body. Requests carry a Google OAuth bearer token."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from zerda.testing._script import RecordedRequest
+from zerda.testing._validate import Rejection, Rule, body_of
+from zerda.testing.wires.anthropic.validate import MESSAGES_RULES, invalid, model_present
+
+# The platform's own version, or an Anthropic API version (YYYY-MM-DD), which anthropic
+# 2.x's AnthropicVertex sends there (its _prepare_options: ANTHROPIC_API_VERSION).
+VERSION = re.compile(r"vertex-2023-10-16|\d{4}-\d{2}-\d{2}")
+
+
+def version_valid(req: RecordedRequest) -> Rejection | None:
+    """``anthropic_version`` must be in the body (the page above: "passed in the request
+    body (rather than as a header)"), ``vertex-2023-10-16`` or the Anthropic API version
+    the SDK sends; the answer is the Messages API's required-field one."""
+    version = body_of(req).get("anthropic_version")
+    if version is None:
+        return invalid("anthropic_version: Field required")
+    if not (isinstance(version, str) and VERSION.fullmatch(version)):
+        return invalid(f"anthropic_version: Input should be 'vertex-2023-10-16', not {version!r}")
+    return None
+
+
+RULES: tuple[Rule, ...] = (
+    *MESSAGES_RULES[:2],
+    version_valid,
+    *(r for r in MESSAGES_RULES[2:] if r is not model_present),
+)
+
+
+def rules_for(req: RecordedRequest) -> Sequence[Rule]:
+    return RULES if "Predict" in req.path else ()

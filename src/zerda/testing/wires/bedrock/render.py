@@ -1,0 +1,201 @@
+"""AWS Bedrock Converse wire format: ``POST /model/{modelId}/converse`` (JSON) and
+``/converse-stream`` (binary AWS event-stream, see ``_eventstream``).
+
+Stream events follow the real order: ``messageStart``; text as ``contentBlockDelta`` events
+with no ``contentBlockStart`` (as Bedrock sends text); each tool call as
+``contentBlockStart`` (toolUseId, name), ``contentBlockDelta`` input-JSON fragments and
+``contentBlockStop``; then ``messageStop`` and ``metadata`` (usage). Content blocks are
+sequential in the real protocol, so ``Script.interleave`` changes nothing here.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import string
+import uuid
+from typing import Any
+
+from zerda.testing._eventstream import encode_event, encode_exception
+from zerda.testing._ids import bedrock_call_id
+from zerda.testing._script import ErrorReply, RecordedRequest, Reply, Script
+from zerda.testing.wires.openai.render import (
+    resolve_stop,
+    script_usage,
+    split_fragments,
+    usage_part,
+)
+
+_NATIVE_STOP = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "content_filter": "content_filtered",
+    "other": "malformed_model_output",
+}
+
+_ERROR_TYPES = {
+    400: "ValidationException",
+    # AWS answers bad credentials with this code (botocore maps it to an auth failure);
+    # a queued 401 is rendered as that auth error, not as a validation error.
+    401: "UnrecognizedClientException",
+    403: "AccessDeniedException",
+    404: "ResourceNotFoundException",
+    408: "ModelTimeoutException",
+    424: "ModelErrorException",
+    429: "ThrottlingException",
+    500: "InternalServerException",
+    503: "ServiceUnavailableException",
+}
+
+# ConverseStream's modelled in-stream exceptions, by the HTTP status they stand for.
+_STREAM_EXCEPTIONS = {
+    400: "validationException",
+    429: "throttlingException",
+    500: "internalServerException",
+    503: "serviceUnavailableException",
+}
+
+_PADDING = string.ascii_lowercase + string.ascii_uppercase + string.digits
+_ERROR_NAMESPACE = ":http://internal.amazon.com/coral/com.amazon.bedrock/"
+_LATENCY_MS = 120
+
+
+def wants_stream(req: RecordedRequest) -> bool:
+    return req.path.endswith("/converse-stream")
+
+
+def render(script: Script, req: RecordedRequest) -> Reply:
+    headers = {"x-amzn-requestid": str(uuid.uuid4())}
+    if wants_stream(req):
+        headers["content-type"] = "application/vnd.amazon.eventstream"
+        # messageStop and metadata close the stream; a stream_error replaces them.
+        return Reply(200, headers, chunks=_stream_events(script), closing_chunks=2)
+    headers["content-type"] = "application/json"
+    return Reply(200, headers, body=_dumps(_response(script)))
+
+
+def render_error(err: ErrorReply) -> Reply:
+    """Bedrock's error: ``{"message"}`` with the code in ``x-amzn-ErrorType``; a
+    ``retry_after`` also goes in ``x-amz-retry-after`` (ms), which botocore honours."""
+    kind = err.error_type or _ERROR_TYPES.get(
+        err.status, "InternalServerException" if err.status >= 500 else "ValidationException"
+    )
+    headers = {
+        "content-type": "application/json",
+        "x-amzn-requestid": str(uuid.uuid4()),
+        "x-amzn-errortype": kind + _ERROR_NAMESPACE,
+    }
+    if err.retry_after is not None:
+        headers["x-amz-retry-after"] = str(int(err.retry_after * 1000))
+    return Reply(err.status, headers, body=_dumps({"message": err.message}))
+
+
+def render_stream_error(err: ErrorReply) -> bytes:
+    """An event-stream ``exception`` message; botocore raises it as EventStreamError."""
+    kind = err.error_type or _STREAM_EXCEPTIONS.get(err.status, "modelStreamErrorException")
+    return encode_exception(kind, err.message)
+
+
+# -- JSON ---------------------------------------------------------------------------------
+
+
+def _response(script: Script) -> dict[str, Any]:
+    return {
+        "metrics": {"latencyMs": _LATENCY_MS},
+        "output": {"message": {"content": _content(script), "role": "assistant"}},
+        "stopReason": _stop_reason(script),
+        "usage": _usage(script),
+    }
+
+
+def _content(script: Script) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    if script.text:
+        blocks.append({"text": script.text})
+    for call, call_id in _calls_with_ids(script):
+        # Converse sends input as a JSON document; a str argument can only be sent as itself.
+        tool_use = {"toolUseId": call_id, "name": call.name, "input": call.arguments}
+        blocks.append({"toolUse": tool_use})
+    return blocks
+
+
+# -- event stream ---------------------------------------------------------------------------
+
+
+def _stream_events(script: Script) -> list[bytes]:
+    events = [_event("messageStart", {"role": "assistant"})]
+    index = 0
+    if script.text:
+        events.extend(_text_block(index, script.text, script.fragments))
+        index += 1
+    for call, call_id in _calls_with_ids(script):
+        events.extend(_tool_block(index, call_id, call.name, call.arguments, script.fragments))
+        index += 1
+    events.append(_event("messageStop", {"stopReason": _stop_reason(script)}))
+    metadata = {"metrics": {"latencyMs": _LATENCY_MS}, "usage": _usage(script)}
+    events.append(_event("metadata", metadata))
+    return events
+
+
+def _text_block(index: int, text: str, fragments: int) -> list[bytes]:
+    deltas = [{"text": piece} for piece in split_fragments(text, fragments)]
+    return [*_deltas(index, deltas), _stop(index)]
+
+
+def _tool_block(index: int, call_id: str, name: str, arguments: Any, fragments: int) -> list[bytes]:
+    start = {"contentBlockIndex": index, "start": {"toolUse": {"toolUseId": call_id, "name": name}}}
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    deltas = [{"toolUse": {"input": piece}} for piece in split_fragments(text, fragments)]
+    return [_event("contentBlockStart", start), *_deltas(index, deltas), _stop(index)]
+
+
+def _deltas(index: int, deltas: list[dict[str, Any]]) -> list[bytes]:
+    return [
+        _event("contentBlockDelta", {"contentBlockIndex": index, "delta": delta})
+        for delta in deltas
+    ]
+
+
+def _stop(index: int) -> bytes:
+    return _event("contentBlockStop", {"contentBlockIndex": index})
+
+
+# -- shared pieces -------------------------------------------------------------------------
+
+
+def _calls_with_ids(script: Script) -> list[tuple[Any, str]]:
+    return [(call, call.id or bedrock_call_id()) for call in script.tool_calls]
+
+
+def _stop_reason(script: Script) -> str:
+    if script.native_stop_reason is not None:
+        return script.native_stop_reason
+    return _NATIVE_STOP[resolve_stop(script)]
+
+
+def _usage(script: Script) -> dict[str, Any]:
+    """Converse usage: ``inputTokens`` without cache tokens, the cache counts only when
+    caching happened, and ``serverToolUsage`` (recorded bedrock exchanges)."""
+    input_tokens, output_tokens = script_usage(script)
+    read, write = usage_part(script, "cache_read_tokens"), usage_part(script, "cache_write_tokens")
+    usage: dict[str, Any] = {
+        "inputTokens": input_tokens - read - write,
+        "outputTokens": output_tokens,
+        "totalTokens": input_tokens + output_tokens,
+    }
+    if read or write:
+        usage.update(cacheReadInputTokens=read, cacheWriteInputTokens=write)
+    usage["serverToolUsage"] = {}
+    return usage
+
+
+def _event(event_type: str, payload: dict[str, Any]) -> bytes:
+    """A stream event with Bedrock's ``p`` padding field (a run of letters and digits that
+    varies the message length; recorded bedrock streams' events all carry it)."""
+    return encode_event(event_type, {**payload, "p": _PADDING[: secrets.randbelow(50) + 1]})
+
+
+def _dumps(data: Any) -> bytes:
+    return json.dumps(data, ensure_ascii=False).encode("utf-8")

@@ -1,0 +1,43 @@
+"""Gemini on Vertex AI: the Gemini API's generateContent rules on Vertex AI's paths
+(``/v1/projects/{p}/locations/{l}/publishers/google/models/{m}:generateContent``), which
+take a Google OAuth bearer token, not an API key."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from zerda.testing._script import RecordedRequest
+from zerda.testing._validate import Rejection, Rule, bearer_present, has_header
+from zerda.testing.wires.gemini.validate import api_key_present
+from zerda.testing.wires.gemini.validate import rules_for as gemini_rules_for
+
+
+def oauth_present(req: RecordedRequest) -> Rejection | None:
+    """401 ``UNAUTHENTICATED`` without an ``Authorization`` bearer: an API key alone gets
+    "API keys are not supported by this API. Expected OAuth2 access token or other
+    authentication credentials that assert a principal." (Vertex AI's project endpoints take
+    OAuth credentials: https://cloud.google.com/vertex-ai/docs/authentication), no
+    credentials at all the "missing required authentication credential" answer
+    (https://cloud.google.com/docs/authentication/troubleshoot-adc#missing-credentials)."""
+    if bearer_present(req):
+        return None
+    if has_header(req, "x-goog-api-key") or req.query.get("key"):
+        message = (
+            "API keys are not supported by this API. Expected OAuth2 access token or other "
+            "authentication credentials that assert a principal. See "
+            "https://cloud.google.com/docs/authentication"
+        )
+    else:
+        message = (
+            "Request is missing required authentication credential. Expected OAuth 2 access "
+            "token, login cookie or other valid authentication credential. See "
+            "https://developers.google.com/identity/sign-in/web/devconsole-project."
+        )
+    return Rejection(401, message, "UNAUTHENTICATED")
+
+
+def rules_for(req: RecordedRequest) -> Sequence[Rule]:
+    rules = gemini_rules_for(req)
+    if not rules:
+        return ()
+    return (oauth_present, *(r for r in rules if r is not api_key_present))
