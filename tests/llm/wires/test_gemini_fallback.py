@@ -164,8 +164,8 @@ def test_a_genai_lacking_a_listed_name_gets_generate_content(
     server: MockLLMServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     gone = PrivateName("google.genai.models", "_GenerateContentResponse_from_nowhere", "renamed")
-    table = (*gemini_fastpath.PRIVATE_NAMES, gone)
-    monkeypatch.setattr(gemini_fastpath, "PRIVATE_NAMES", table)
+    table = (*gemini_fastpath.GENERATE_NAMES, gone)
+    monkeypatch.setattr(gemini_fastpath, "GENERATE_NAMES", table)
     _no_fast_path(monkeypatch)
     server.reset()
     server.enqueue("gemini", text="one")
@@ -177,3 +177,25 @@ def test_a_genai_lacking_a_listed_name_gets_generate_content(
     assert llm.fast_path is True and llm._fast is False
     logs = [r for r in caplog.records if "_from_nowhere" in r.getMessage()]
     assert [r.levelno for r in logs] == [logging.DEBUG]
+
+
+def test_a_file_batch_without_the_sdk_converter_is_refused_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The batch-file converter has no documented twin: without it, a file batch is refused
+    before anything is sent, naming the missing name (never a crash mid-way)."""
+    from zerda.llm._fastpath import PrivateName
+    from zerda.llm.errors import InvalidRequestError
+    from zerda.llm.wires.gemini import batch, fastpath
+
+    gone = PrivateName("google.genai.batches", "_No_Such_Converter", "a test's missing name")
+    monkeypatch.setattr(fastpath, "BATCH_FILE_NAMES", (*fastpath.BATCH_FILE_NAMES, gone))
+    with pytest.raises(InvalidRequestError, match=r"google\.genai\.batches\._No_Such_Converter"):
+        batch._rest_request(None, {"contents": [], "config": None})
+
+
+def test_the_batch_file_names_are_in_the_wire_table() -> None:
+    from zerda.llm.wires.gemini import fastpath
+
+    assert set(fastpath.BATCH_FILE_NAMES) <= set(fastpath.PRIVATE_NAMES)
+    assert not set(fastpath.BATCH_FILE_NAMES) & set(fastpath.GENERATE_NAMES)

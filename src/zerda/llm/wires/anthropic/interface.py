@@ -12,6 +12,7 @@ unchanged before its ``tool_use`` blocks: Zerda keeps them in
 
 from __future__ import annotations
 
+import ast
 import base64
 import contextlib
 import json
@@ -211,7 +212,9 @@ class AnthropicInterface(BaseLLMInterface):
             return ConnectionError(f"{exc}{cause}", provider=self.provider)
         if isinstance(exc, sdk.APIStatusError):
             return _map_status_error(exc, self.provider)
-        transport = _map_transport_error(exc, self.provider)
+        transport = _map_transport_error(exc, self.provider) or _map_bedrock_frame_error(
+            exc, self.provider
+        )
         if transport is not None:
             return transport
         if isinstance(exc, sdk.AnthropicError):
@@ -620,13 +623,65 @@ def _map_usage(usage: Any) -> dict[str, Any] | None:
 
 
 def _map_status_error(exc: Any, provider: str) -> ZerdaError:
-    message = exc.api_message or _platform_message(exc.body) or exc.message
+    body = getattr(exc, "body", None)
+    message = _api_message(exc, body) or _platform_message(body) or exc.message
     status = exc.status_code
     if status < 400:
         # An `event: error` inside a 200 stream: its error.type says what it means.
-        equivalent = _ERROR_TYPE_STATUS.get(exc.type or "", 500)
-        return error_class_for_status(equivalent)(f"{exc.type}: {message}", provider=provider)
+        return _in_stream_error(_error_type(exc, body), message, provider)
     return error_from_status(status, message, provider)
+
+
+def _in_stream_error(error_type: str | None, message: str, provider: str) -> ZerdaError:
+    equivalent = _ERROR_TYPE_STATUS.get(error_type or "", 500)
+    return error_class_for_status(equivalent)(f"{error_type}: {message}", provider=provider)
+
+
+# What anthropic < 2.5's Bedrock stream decoder raises for an exception frame of
+# invoke-with-response-stream, instead of the `error` event newer SDKs turn it into.
+_BEDROCK_BAD_FRAME = "Bad response code, expected 200: "
+
+
+def _map_bedrock_frame_error(exc: BaseException, provider: str) -> ZerdaError | None:
+    """The old SDKs' ``ValueError`` for a Bedrock in-stream exception, mapped as anthropic
+    2.5+ maps it: error type the frame's ``:exception-type`` header, message its body's
+    ``message`` (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModelWithResponseStream.html)."""
+    text = str(exc)
+    if not isinstance(exc, ValueError) or not text.startswith(_BEDROCK_BAD_FRAME):
+        return None
+    try:  # the decoder puts the repr of the frame's response dict in its message
+        frame = ast.literal_eval(text[len(_BEDROCK_BAD_FRAME) :])
+    except (ValueError, SyntaxError):
+        return None
+    if not isinstance(frame, dict):
+        return None
+    headers = frame.get("headers")
+    code = headers.get(":exception-type") if isinstance(headers, dict) else None
+    raw = frame.get("body")
+    body = raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw or "")
+    message = _platform_message(_json_body(body)) or body
+    return _in_stream_error(code if isinstance(code, str) else None, message, provider)
+
+
+def _error_field(body: Any, field: str) -> str | None:
+    """``body["error"][field]`` of the Messages API's error shape
+    ``{"type": "error", "error": {"type", "message"}}``
+    (https://docs.anthropic.com/en/api/errors), or None."""
+    error = body.get("error") if isinstance(body, dict) else None
+    value = error.get(field) if isinstance(error, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
+def _api_message(exc: Any, body: Any) -> str | None:
+    """The API's own error message: ``APIStatusError.api_message`` from anthropic 2.5 on;
+    read from the body on older SDKs, which lack the attribute."""
+    return getattr(exc, "api_message", None) or _error_field(body, "message")
+
+
+def _error_type(exc: Any, body: Any) -> str | None:
+    """The error's ``error.type``: ``APIStatusError.type`` from anthropic 2.5 on; read from
+    the body on older SDKs, which lack the attribute."""
+    return getattr(exc, "type", None) or _error_field(body, "type")
 
 
 def _platform_message(body: Any) -> str | None:

@@ -122,14 +122,30 @@ def map_batch_file(items: list[tuple[str, dict[str, Any]]], api_client: Any) -> 
 def _rest_request(api_client: Any, native: dict[str, Any]) -> dict[str, Any]:
     """The GenerateContentRequest JSON of one request, converted as google-genai converts an
     inline request (``batches._InlinedRequest_to_mldev``, then the JSON encoding its
-    ``_create`` applies): private functions of google-genai, checked by a canary test
-    (tests/llm/test_batch_native.py) and pinned in pyproject.toml."""
+    ``_create`` applies): private functions of google-genai, listed in the wire's table
+    (``fastpath.BATCH_FILE_NAMES``); without them such a batch is refused before sending."""
     from google.genai import _common, batches, types
+
+    _require_batch_file_names()
 
     inline = types.InlinedRequest(contents=native["contents"], config=_map_config(native["config"]))
     converted = batches._InlinedRequest_to_mldev(api_client, inline)
     encoded: Any = _common.encode_unserializable_types(_common.convert_to_dict(converted))
     return dict(encoded["request"])
+
+
+def _require_batch_file_names() -> None:
+    from zerda.llm._fastpath import missing
+    from zerda.llm.wires.gemini.fastpath import BATCH_FILE_NAMES
+
+    absent = missing(BATCH_FILE_NAMES)
+    if absent:
+        names = ", ".join(n.qualified for n in absent)
+        raise InvalidRequestError(
+            f"a Gemini batch over {INLINE_LIMIT // 1_000_000} MB travels as a JSONL file whose "
+            f"lines google-genai's own converter writes, and the installed google-genai lacks "
+            f"{names}: upgrade google-genai, or send smaller batches (inline)"
+        )
 
 
 def _map_config(config: Any) -> Any:

@@ -113,7 +113,7 @@ class GeminiInterface(BaseLLMInterface):
         super().__init__(model, **kwargs)
         # Decided once (DESIGN §22): the fast path (sdk.py, its names in fastpath.py) or
         # google-genai's documented generate_content calls (documented.py).
-        self._fast = fast_path_on("gemini", _gemini_fastpath.PRIVATE_NAMES, self.fast_path)
+        self._fast = fast_path_on("gemini", _gemini_fastpath.GENERATE_NAMES, self.fast_path)
         sdk: Any = self.sdk
         if self._client is not None and isinstance(self._client, sdk.client.AsyncClient):
             self._async_client, self._client = self._client, None
@@ -123,7 +123,7 @@ class GeminiInterface(BaseLLMInterface):
     def _restore_live(self) -> None:
         super()._restore_live()
         # Decided again where the pickle is loaded: its google-genai may lack a name.
-        self._fast = fast_path_on("gemini", _gemini_fastpath.PRIVATE_NAMES, self.fast_path)
+        self._fast = fast_path_on("gemini", _gemini_fastpath.GENERATE_NAMES, self.fast_path)
 
     # --- clients --------------------------------------------------------------------------
 
