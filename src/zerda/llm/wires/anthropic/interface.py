@@ -1,4 +1,4 @@
-"""Anthropic Messages API through the official ``anthropic`` SDK (2.x).
+"""Anthropic Messages API through the official ``anthropic`` SDK (0.88 and later).
 
 History rules the API enforces (https://docs.anthropic.com/en/api/messages): the system
 prompt is a top-level ``system`` parameter; roles strictly alternate user/assistant, so
