@@ -55,7 +55,9 @@ def _native_tools(provider: str, body: Any) -> Any:
     """The tool definitions as the provider's SDK put them on the wire."""
     if not isinstance(body, dict):
         return None
-    return body.get("toolConfig") if registry.get(provider).wire == "bedrock" else body.get("tools")
+    from zerda.testing.wires import mock_wire
+
+    return body.get(mock_wire(registry.get(provider).wire).tools_field)
 
 
 def _demo_one(server: Any, provider: str) -> dict[str, Any]:

@@ -83,6 +83,8 @@ class MockWire:
     # Response headers carrying a request id (all set to one value) and how it is made.
     request_id_headers: tuple[str, ...] = ()
     request_id: Callable[[], str] = hex_request_id
+    # The request body member holding the tool definitions (`zerda demo` shows them).
+    tools_field: str = "tools"
 
 
 __all__ = [

@@ -8,12 +8,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from zerda.llm import _fastpath, create_interface
+from zerda.llm import create_interface
 from zerda.llm._fastpath import PrivateName
 from zerda.testing import MockLLMServer
 
@@ -28,19 +27,6 @@ MODELS = {
 }
 CALL = {"id": "toolu_1", "name": "get_weather", "arguments": {"city": "Paris"}}
 TOOLS = [{"name": "get_weather", "description": "Weather", "parameters": {"type": "object"}}]
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[MockLLMServer]:
-    with MockLLMServer() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _fresh_decisions() -> Iterator[None]:
-    _fastpath._table_usable.cache_clear()
-    yield
-    _fastpath._table_usable.cache_clear()
 
 
 def _make(server: MockLLMServer, row: str, **options: Any) -> Any:

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from zerda.llm import _fastpath, create_interface
+from zerda.llm import create_interface
 from zerda.llm._fastpath import PrivateName
 from zerda.testing import MockLLMServer
 
@@ -25,19 +24,6 @@ from zerda.llm.wires.bedrock import stream as bedrock_stream  # noqa: E402
 MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 CALL = {"id": "tooluse_1", "name": "get_weather", "arguments": {"city": "Paris"}}
 TOOLS = [{"name": "get_weather", "description": "Weather", "parameters": {"type": "object"}}]
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[MockLLMServer]:
-    with MockLLMServer() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _fresh_decisions() -> Iterator[None]:
-    _fastpath._table_usable.cache_clear()
-    yield
-    _fastpath._table_usable.cache_clear()
 
 
 def _refuse(*args: Any, **kwargs: Any) -> Any:

@@ -9,7 +9,6 @@ Rows are read from the registry: a row added there is checked with no change her
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -68,21 +67,6 @@ def _params(names: list[str]) -> list[Any]:
                 )
             params.append(pytest.param(row, scenario, marks=marks, id=f"{row}-{scenario}"))
     return params
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[MockLLMServer]:
-    with MockLLMServer() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _fresh_decisions() -> Iterator[None]:
-    """The per-table decision is cached per process: a test that fakes a missing name must
-    not leave its answer to the next one."""
-    _fastpath._table_usable.cache_clear()
-    yield
-    _fastpath._table_usable.cache_clear()
 
 
 def build(server: MockLLMServer, row: str, fast: bool) -> Any:

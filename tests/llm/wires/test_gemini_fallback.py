@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from zerda.llm import _fastpath, create_interface
+from zerda.llm import create_interface
 from zerda.llm._fastpath import PrivateName
 from zerda.testing import MockLLMServer
 
@@ -39,19 +38,6 @@ HISTORY = [
     {"role": "assistant", "content": None, "tool_calls": [CALL]},
     {"role": "tool", "tool_call_id": "c1", "name": "get_weather", "content": {"t": 18}},
 ]
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[MockLLMServer]:
-    with MockLLMServer() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _fresh_decisions() -> Iterator[None]:
-    _fastpath._table_usable.cache_clear()
-    yield
-    _fastpath._table_usable.cache_clear()
 
 
 def _refuse(*args: Any, **kwargs: Any) -> Any:

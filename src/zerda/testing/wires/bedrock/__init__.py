@@ -40,4 +40,6 @@ WIRE = MockWire(
     sdk_client_kwargs=_sdk_client_kwargs,
     batch_paths=re.compile(r"/model-invocation-job(/[^/]+(/stop)?)?|/s3/[^/]+(/.*)?"),
     batches=f"{__name__}.batches",
+    # Converse carries its tools in toolConfig.tools (API_runtime_ToolConfiguration.html).
+    tools_field="toolConfig",
 )
