@@ -4,14 +4,22 @@
 ``PORT <n>`` on stdout once it listens. ``--dotted`` adds a tool named ``math.mul``.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: mcp 1.x's FastMCP (before 1.10) reads the tools'
+# annotations as classes, and fails on strings.
 import os
 import socket
 import sys
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+try:  # mcp 2.x
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    MCP_1 = False
+except ImportError:  # mcp 1.x names it FastMCP
+    from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[no-redef]
+    from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef]
+
+    MCP_1 = True
 
 server = MCPServer("zerda-test", log_level="WARNING")
 
@@ -45,7 +53,10 @@ def serve_http() -> None:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen()  # connections wait in the backlog from now on, so PORT means ready
-    app = server.streamable_http_app(host="127.0.0.1")
+    if MCP_1:  # the host is a setting of the server, 127.0.0.1 by default
+        app = server.streamable_http_app()
+    else:
+        app = server.streamable_http_app(host="127.0.0.1")
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     anyio.run(uvicorn.Server(config).serve, [sock])

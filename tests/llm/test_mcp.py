@@ -14,8 +14,10 @@ import pytest
 
 pytest.importorskip("mcp")
 
+from pydantic import BaseModel  # noqa: E402 (a dependency of the mcp SDK)
+
 from zerda.llm import create_interface  # noqa: E402
-from zerda.llm.mcp import MCPTools  # noqa: E402
+from zerda.llm.mcp import MCPTools, _map_content, _Snake  # noqa: E402
 from zerda.testing import MockLLMServer  # noqa: E402
 
 SERVER = [sys.executable, str(Path(__file__).with_name("mcp_server.py"))]
@@ -225,6 +227,44 @@ async def test_streamable_http_async_with_headers(mock: MockLLMServer, http_url:
 def test_a_command_that_cannot_start_fails_on_entering() -> None:
     with pytest.raises(OSError), MCPTools(["/nonexistent/mcp-server"]):
         pass
+
+
+# --- mcp 1.x results, read by their 2.x names -----------------------------------------------
+# Models shaped as mcp 1.x's types (camelCase fields), so this runs whichever SDK is installed.
+
+
+class ImageV1(BaseModel):
+    type: str = "image"
+    data: str
+    mimeType: str  # noqa: N815 (mcp 1.x's name)
+
+
+class BlobV1(BaseModel):
+    uri: str
+    blob: str
+    mimeType: str | None  # noqa: N815
+
+
+class ResourceV1(BaseModel):
+    type: str = "resource"
+    resource: BlobV1
+
+
+class ResultV1(BaseModel):
+    content: list[ImageV1 | ResourceV1]
+    isError: bool  # noqa: N815
+
+
+def test_an_mcp_1_result_is_read_by_its_2x_names() -> None:
+    blob = BlobV1(uri="file:///a.pdf", blob="JVBE", mimeType="application/pdf")
+    image = ImageV1(data="aGk=", mimeType="image/png")
+    result = _Snake(ResultV1(content=[image, ResourceV1(resource=blob)], isError=True))
+    assert result.is_error is True
+    assert result.structured_content is None  # a field mcp 1.9 lacks reads as unset
+    assert _map_content(result) == [
+        {"type": "image", "data": "aGk=", "media_type": "image/png"},
+        {"type": "document", "data": "JVBE", "media_type": "application/pdf"},
+    ]
 
 
 def test_without_the_sdk_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

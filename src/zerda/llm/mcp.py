@@ -19,6 +19,7 @@ import concurrent.futures
 import threading
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
+from datetime import timedelta
 from typing import Any
 
 from zerda.llm.base import _running_loop, require_sdk
@@ -162,8 +163,12 @@ class MCPTools:
 
     async def _open(self, stack: AsyncExitStack) -> list[MCPTool]:
         mcp = require_sdk("mcp", "mcp", "mcp")
-        client = mcp.Client(await self._transport(mcp, stack), read_timeout_seconds=self._timeout)
-        self._client = await stack.enter_async_context(client)
+        if hasattr(mcp, "Client"):  # mcp 2.x
+            transport = await self._transport(mcp, stack)
+            client = mcp.Client(transport, read_timeout_seconds=self._timeout)
+            self._client = await stack.enter_async_context(client)
+        else:  # mcp 1.x has no Client: a ClientSession over a transport client
+            self._client = _Session1(await self._session_1(mcp, stack))
         return [_map_tool(self, t) for t in await self._list_tools()]
 
     async def _transport(self, mcp: Any, stack: AsyncExitStack) -> Any:
@@ -181,6 +186,38 @@ class MCPTools:
 
         http = await stack.enter_async_context(httpx2.AsyncClient(headers=self._headers))
         return streamable_http_client(self._target, http_client=http)
+
+    async def _session_1(self, mcp: Any, stack: AsyncExitStack) -> Any:
+        """mcp 1.x: the initialized ``ClientSession`` over stdio or streamable HTTP."""
+        if isinstance(self._target, str):
+            transport = await self._http_1(self._target, stack)
+        else:
+            command, *args = self._target
+            parameters = mcp.StdioServerParameters(
+                command=command, args=args, env=self._env, cwd=self._cwd
+            )
+            transport = mcp.stdio_client(parameters)
+        read, write, *_ = await stack.enter_async_context(transport)  # HTTP adds a session id
+        timeout = None if self._timeout is None else timedelta(seconds=self._timeout)
+        session = mcp.ClientSession(read, write, read_timeout_seconds=timeout)
+        await stack.enter_async_context(session)
+        await session.initialize()  # mcp 2.x's Client does this on entering
+        return session
+
+    async def _http_1(self, url: str, stack: AsyncExitStack) -> Any:
+        """mcp 1.x's streamable HTTP transport; from 1.24 under its 2.x name, which takes
+        headers on an httpx client (the older name, deprecated there, takes them itself)."""
+        from mcp.client import streamable_http as module
+
+        streamable_http: Any = module  # typed against mcp 2.x, which names these otherwise
+        if not hasattr(streamable_http, "streamable_http_client"):
+            return streamable_http.streamablehttp_client(url, headers=self._headers)
+        if not self._headers:
+            return streamable_http.streamable_http_client(url)
+        import httpx  # the mcp 1.x SDK's HTTP client
+
+        http = await stack.enter_async_context(httpx.AsyncClient(headers=self._headers))
+        return streamable_http.streamable_http_client(url, http_client=http)
 
     async def _list_tools(self) -> list[Any]:
         tools: list[Any] = []
@@ -222,6 +259,48 @@ class MCPTools:
     def _check_not_open(self) -> None:
         if self._loop is not None or self._thread is not None:
             raise RuntimeError("this MCPTools is already open; create one per `with` block")
+
+
+class _Session1:
+    """An mcp 1.x ``ClientSession`` seen as an mcp 2.x ``Client``: the same calls, with results
+    read by their 2.x field names (see :class:`_Snake`)."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    async def list_tools(self, cursor: str | None = None) -> Any:
+        return _Snake(await self._session.list_tools(cursor=cursor))
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        return _Snake(await self._session.call_tool(name, arguments))
+
+
+class _Snake:
+    """An mcp 1.x result read by mcp 2.x's snake_case field names (1.x names them in camelCase:
+    ``isError``, ``nextCursor``, ``inputSchema``, ``mimeType``). A field that this 1.x release
+    lacks (``structuredContent`` came in 1.10) reads as None, as an unset field does in 2.x."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        head, *rest = name.split("_")
+        return _snake_view(getattr(self._value, head + "".join(w.title() for w in rest), None))
+
+
+def _snake_view(value: Any) -> Any:
+    """Models (content blocks, a block's resource) are read through :class:`_Snake` too."""
+    from pydantic import BaseModel  # a dependency of the mcp SDK
+
+    if isinstance(value, BaseModel):
+        return _Snake(value)
+    if isinstance(value, list):
+        return [_snake_view(item) for item in value]
+    return value
 
 
 _CLOSED = "the MCP session is closed: call these tools inside the `with MCPTools(...)` block"
