@@ -17,8 +17,8 @@ from zerda.llm._fastpath import PrivateName
 from zerda.testing import MockLLMServer
 
 pytest.importorskip("anthropic")
-
 from zerda.llm.wires.anthropic import fastpath as anthropic_fastpath  # noqa: E402
+from zerda.llm.wires.anthropic.interface import AnthropicInterface  # noqa: E402
 
 MODELS = {
     "anthropic": "claude-haiku-4-5",
@@ -106,7 +106,7 @@ def test_an_sdk_lacking_a_listed_name_gets_messages_create(
 ) -> None:
     gone = PrivateName("anthropic", "_constants.NO_SUCH_CONSTANT", "renamed")
     table = (*anthropic_fastpath.PRIVATE_NAMES, gone)
-    monkeypatch.setattr(anthropic_fastpath, "PRIVATE_NAMES", table)
+    monkeypatch.setattr(AnthropicInterface, "fast_path_names", table)
     server.reset()
     server.enqueue("anthropic", text="one")
     with caplog.at_level(logging.DEBUG, logger="zerda"):

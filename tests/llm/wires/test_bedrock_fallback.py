@@ -17,9 +17,9 @@ from zerda.llm._fastpath import PrivateName
 from zerda.testing import MockLLMServer
 
 pytest.importorskip("boto3")
-
 from zerda.llm.wires.bedrock import fastpath as bedrock_fastpath  # noqa: E402
 from zerda.llm.wires.bedrock import stream as bedrock_stream  # noqa: E402
+from zerda.llm.wires.bedrock.interface import AWSInterface  # noqa: E402
 
 MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 CALL = {"id": "tooluse_1", "name": "get_weather", "arguments": {"city": "Paris"}}
@@ -104,7 +104,7 @@ def test_a_botocore_lacking_a_listed_name_gets_the_documented_calls(
     server: MockLLMServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     gone = PrivateName("botocore.eventstream", "EventStream._no_such_member", "renamed")
-    monkeypatch.setattr(bedrock_fastpath, "PRIVATE_NAMES", (*bedrock_fastpath.PRIVATE_NAMES, gone))
+    monkeypatch.setattr(AWSInterface, "fast_path_names", (*bedrock_fastpath.PRIVATE_NAMES, gone))
     _no_fast_path(monkeypatch)
     server.reset()
     server.enqueue("bedrock", text="one")
@@ -138,6 +138,6 @@ def test_a_pickle_decides_again_where_it_is_loaded(
     llm = create_interface("bedrock", model=MODEL, **server.client_options("bedrock"))
     data = pickle.dumps(llm)
     gone = PrivateName("botocore.eventstream", "EventStream._no_such_member", "renamed")
-    monkeypatch.setattr(bedrock_fastpath, "PRIVATE_NAMES", (*bedrock_fastpath.PRIVATE_NAMES, gone))
+    monkeypatch.setattr(AWSInterface, "fast_path_names", (*bedrock_fastpath.PRIVATE_NAMES, gone))
     assert llm._fast is True
     assert pickle.loads(data)._fast is False

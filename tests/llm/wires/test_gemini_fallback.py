@@ -17,10 +17,10 @@ from zerda.llm._fastpath import PrivateName
 from zerda.testing import MockLLMServer
 
 pytest.importorskip("google.genai")
-
 from zerda.llm.wires.gemini import batch as gemini_batch  # noqa: E402
 from zerda.llm.wires.gemini import fastpath as gemini_fastpath  # noqa: E402
 from zerda.llm.wires.gemini import sdk as gemini_sdk  # noqa: E402
+from zerda.llm.wires.gemini.interface import GeminiInterface  # noqa: E402
 
 MODEL = "gemini-2.5-flash"
 CALL = {"id": "c1", "name": "get_weather", "arguments": {"city": "Paris"}}
@@ -151,7 +151,7 @@ def test_a_genai_lacking_a_listed_name_gets_generate_content(
 ) -> None:
     gone = PrivateName("google.genai.models", "_GenerateContentResponse_from_nowhere", "renamed")
     table = (*gemini_fastpath.GENERATE_NAMES, gone)
-    monkeypatch.setattr(gemini_fastpath, "GENERATE_NAMES", table)
+    monkeypatch.setattr(GeminiInterface, "fast_path_names", table)
     _no_fast_path(monkeypatch)
     server.reset()
     server.enqueue("gemini", text="one")

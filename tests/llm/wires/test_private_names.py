@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import logging
+import pickle
 import pkgutil
 import uuid
 from collections.abc import Iterator
@@ -21,8 +22,9 @@ from typing import Any, TypedDict
 import pytest
 
 import zerda.llm.wires
-from zerda.llm import _fastpath
+from zerda.llm import _fastpath, create_interface, registry
 from zerda.llm._fastpath import PrivateName, fast_path_on, missing
+from zerda.testing import MockLLMServer
 
 # The tables this suite must find (others' are found the same way): a discovery that
 # found nothing would pass every table vacuously.
@@ -147,3 +149,20 @@ def test_keywords_and_assigned_attributes_are_checked(name: PrivateName, present
 def _no_cached_decision_leaks() -> Iterator[None]:
     yield
     _fastpath._table_usable.cache_clear()
+
+
+@pytest.mark.parametrize("row", registry.NAMES)
+def test_a_pickle_decides_again_where_it_is_loaded(
+    server: MockLLMServer, monkeypatch: pytest.MonkeyPatch, row: str
+) -> None:
+    """Every row's fast-path decision is the shared base's, made in the constructor and again
+    where a pickle is loaded: a worker whose SDK lacks a listed name uses the documented call."""
+    pytest.importorskip(registry.get(row).sdk_module)
+    llm = create_interface(row, model="m-1", **server.client_options(row))
+    assert llm._fast is True
+    cls = type(llm)
+    gone = PrivateName("zerda", "no_such_sdk_name", "a test's missing name")
+    monkeypatch.setattr(cls, "fast_path_names", (*cls.fast_path_names, gone))
+    _fastpath._table_usable.cache_clear()
+    loaded = pickle.loads(pickle.dumps(llm))
+    assert loaded._fast is False and loaded.fast_path is True

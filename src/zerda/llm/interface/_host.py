@@ -10,13 +10,14 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     import asyncio
     from types import ModuleType
 
     from zerda.llm import registry
+    from zerda.llm._fastpath import PrivateName
     from zerda.llm._ratelimit import RateLimiter
     from zerda.llm.errors import ZerdaError
     from zerda.llm.interface.arguments import Secret
@@ -35,6 +36,9 @@ class Host:
     max_retries: int
     raise_errors: bool
     fast_path: bool
+    _fast: bool
+    fast_path_wire: ClassVar[str]
+    fast_path_names: ClassVar[tuple[PrivateName, ...]]
     options: dict[str, Any]
     rate_limit: Mapping[str, float] | RateLimiter | None
     _api_key: Secret | None

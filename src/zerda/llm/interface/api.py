@@ -20,10 +20,11 @@ import abc
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from zerda.llm import _names, _ratelimit, registry
 from zerda.llm._drive import drive, drive_async
+from zerda.llm._fastpath import PrivateName
 from zerda.llm._ratelimit import RateLimiter
 from zerda.llm._runs import ToolLoop
 from zerda.llm._stream import StreamAccumulator
@@ -73,6 +74,11 @@ class BaseLLMInterface(
     # outside the registry (a third-party provider, a test double) sets ``spec`` itself.
     provider: str = ""
     spec: registry.ProviderSpec
+    # The wire's table of the private SDK names its fast path uses (``wires/<wire>/fastpath.py``)
+    # and the name the DEBUG log gives the wire: ``self._fast`` is decided from them once, in
+    # the constructor and where a pickle is loaded (DESIGN §22). No table: nothing to check.
+    fast_path_wire: ClassVar[str] = ""
+    fast_path_names: ClassVar[tuple[PrivateName, ...]] = ()
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # Python's own message for this ("Can't instantiate abstract class X with abstract
@@ -126,6 +132,7 @@ class BaseLLMInterface(
         # False: every request goes through the SDK's documented call (DESIGN §22), never
         # the wire's fast path; None: ZERDA_FAST_PATH decides ("0" turns them all off).
         self.fast_path = arguments._fast_path_setting(owner, fast_path)
+        self._fast = arguments.fast_path_taken(self)
         self._set_limits(rate_limit)
         self.options = options
         self._check_options()

@@ -12,6 +12,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from zerda.llm import registry
+from zerda.llm._fastpath import fast_path_on
 from zerda.llm._request import timeout_problem
 from zerda.llm.interface._host import Host
 
@@ -86,6 +87,13 @@ def _check_arguments(
         raise ValueError(f"{owner}: max_retries must be 0 or more, not {max_retries}")
     if not isinstance(raise_errors, bool):
         raise TypeError(f"{owner}: raise_errors must be True or False, not {raise_errors!r}")
+
+
+def fast_path_taken(llm: Any) -> bool:
+    """Whether ``llm`` takes its wire's fast path (DESIGN §22): it asked for it and the
+    installed SDK has every name of the class's ``fast_path_names`` table. Decided where an
+    interface is built and again where a pickle of it is loaded (that SDK may differ)."""
+    return fast_path_on(llm.fast_path_wire, llm.fast_path_names, llm.fast_path)
 
 
 def _fast_path_setting(owner: str, fast_path: Any) -> bool:

@@ -6,6 +6,7 @@ import threading
 from typing import Any, ClassVar
 
 from zerda.llm.interface._host import Host
+from zerda.llm.interface.arguments import fast_path_taken
 from zerda.llm.interface.clients import require_sdk
 
 
@@ -46,3 +47,5 @@ class Pickling(Host):
         if spec.sdk_module:
             self.sdk = require_sdk(spec.sdk_module, spec.extra, spec.sdk_package)
         self._lock = threading.RLock()
+        # Decided again where the pickle is loaded: its SDK may lack a listed name.
+        self._fast = fast_path_taken(self)

@@ -21,24 +21,13 @@ from zerda.llm.errors import (
     ZerdaError,
     error_class_for_status,
 )
+from zerda.llm.wires.anthropic.errors import ERROR_TYPE_STATUS
 
 if TYPE_CHECKING:
     from zerda.llm.base import BaseLLMInterface
 
 # https://docs.anthropic.com/en/api/creating-message-batches: custom_id.
 CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-
-# Anthropic's error types -> HTTP statuses (https://docs.anthropic.com/en/api/errors).
-_ERROR_STATUS = {
-    "invalid_request_error": 400,
-    "authentication_error": 401,
-    "permission_error": 403,
-    "not_found_error": 404,
-    "request_too_large": 413,
-    "rate_limit_error": 429,
-    "api_error": 500,
-    "overloaded_error": 529,
-}
 
 
 def check_ids(items: list[tuple[str, dict[str, Any]]]) -> None:
@@ -89,7 +78,7 @@ def _item_error(result: Any, kind: str, provider: str) -> ZerdaError:
     inner = getattr(getattr(result, "error", None), "error", None)
     error_type = str(getattr(inner, "type", "api_error"))
     message = str(getattr(inner, "message", "") or error_type)
-    status = _ERROR_STATUS.get(error_type)
+    status = ERROR_TYPE_STATUS.get(error_type)
     return error_class_for_status(status)(message, status_code=status, provider=provider)
 
 

@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Callable
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from zerda.llm._fastpath import fast_path_on
+from zerda.llm._fastpath import PrivateName
 from zerda.llm._signatures import signature_options
 from zerda.llm._strict_schema import to_strict_schema
 from zerda.llm.base import BaseLLMInterface, Request, without_sdk_retries
@@ -43,6 +43,7 @@ from zerda.llm.tools import _get, parse_anthropic_tool_calls, to_anthropic_tools
 from zerda.llm.usage import make_usage, plus
 from zerda.llm.wires.anthropic import batch as _batch_anthropic
 from zerda.llm.wires.anthropic import fastpath as _anthropic_post
+from zerda.llm.wires.anthropic.errors import ERROR_TYPE_STATUS
 
 if TYPE_CHECKING:
     from zerda.llm._stream import StreamAccumulator
@@ -56,20 +57,6 @@ _STOP_REASONS = {
     "max_tokens": "max_tokens",
     "stop_sequence": "stop_sequence",
     "refusal": "content_filter",
-}
-
-# error.type of an in-stream `event: error` (sent with HTTP 200) -> the status it stands for.
-# https://docs.anthropic.com/en/api/errors
-_ERROR_TYPE_STATUS = {
-    "invalid_request_error": 400,
-    "authentication_error": 401,
-    "permission_error": 403,
-    "not_found_error": 404,
-    "request_too_large": 413,
-    "rate_limit_error": 429,
-    "api_error": 500,
-    "timeout_error": 504,
-    "overloaded_error": 529,
 }
 
 _THINKING_TYPES = ("thinking", "redacted_thinking")
@@ -90,22 +77,18 @@ class AnthropicInterface(BaseLLMInterface):
     async_client_class: ClassVar[str] = "AsyncAnthropic"
     # https://docs.anthropic.com/en/docs/build-with-claude/streaming#event-types
     stream_final_event = "message_stop"
+    # The fast path's private SDK names (DESIGN §22), checked once by the shared base.
+    fast_path_wire: ClassVar[str] = "anthropic"
+    fast_path_names: ClassVar[tuple[PrivateName, ...]] = _anthropic_post.PRIVATE_NAMES
 
     def __init__(self, model: str | None = None, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
-        # Decided once (DESIGN §22): the fast path (fastpath.py) or messages.create().
-        self._fast = fast_path_on("anthropic", _anthropic_post.PRIVATE_NAMES, self.fast_path)
         self.default_max_tokens = int(self.options.pop("default_max_tokens", DEFAULT_MAX_TOKENS))
         if isinstance(self._client, getattr(self.sdk, self.async_client_class)):
             self._async_client, self._client = self._client, None
         # A ready client's own retries are off: Zerda retries every provider (_retrying).
         self._client = without_sdk_retries(self._client)
         self._async_client = without_sdk_retries(self._async_client)
-
-    def _restore_live(self) -> None:
-        super()._restore_live()
-        # Decided again where the pickle is loaded: its SDK may lack a name.
-        self._fast = fast_path_on("anthropic", _anthropic_post.PRIVATE_NAMES, self.fast_path)
 
     def _option_names(self) -> tuple[str, frozenset[str] | None]:
         """default_max_tokens is Zerda's; other options go to the SDK's client class."""
@@ -633,7 +616,7 @@ def _map_status_error(exc: Any, provider: str) -> ZerdaError:
 
 
 def _in_stream_error(error_type: str | None, message: str, provider: str) -> ZerdaError:
-    equivalent = _ERROR_TYPE_STATUS.get(error_type or "", 500)
+    equivalent = ERROR_TYPE_STATUS.get(error_type or "", 500)
     return error_class_for_status(equivalent)(f"{error_type}: {message}", provider=provider)
 
 

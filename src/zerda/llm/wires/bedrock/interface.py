@@ -19,9 +19,9 @@ import weakref
 from collections.abc import AsyncIterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from zerda.llm._fastpath import fast_path_on
+from zerda.llm._fastpath import PrivateName
 from zerda.llm._request import split_timeout
 from zerda.llm._signatures import signature_options
 from zerda.llm._strict_schema import to_strict_schema
@@ -73,6 +73,9 @@ class AWSInterface(BaseLLMInterface):
     provider = "bedrock"
     # https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html
     stream_final_event = "messageStop"
+    # The fast path's private SDK names (DESIGN §22), checked once by the shared base.
+    fast_path_wire: ClassVar[str] = "bedrock"
+    fast_path_names: ClassVar[tuple[PrivateName, ...]] = _fast.PRIVATE_NAMES
     _live_attributes = (
         *BaseLLMInterface._live_attributes,
         "_session",
@@ -105,9 +108,6 @@ class AWSInterface(BaseLLMInterface):
         if pool_size < 1:
             raise ValueError("pool_size must be at least 1")
         super().__init__(model, **options)
-        # Decided once (DESIGN §22): the fast path (fastpath.py), or boto3's documented calls
-        # as they are, when fast_path=False or the installed botocore lacks a name it reads.
-        self._fast = fast_path_on("bedrock", _fast.PRIVATE_NAMES, self.fast_path)
         self.profile = profile
         self.pool_size = pool_size
         self.endpoint_urls = _check_endpoint_urls(endpoint_urls)
@@ -132,8 +132,6 @@ class AWSInterface(BaseLLMInterface):
 
     def _restore_live(self) -> None:
         super()._restore_live()
-        # Decided again where the pickle is loaded: its botocore may lack a name.
-        self._fast = fast_path_on("bedrock", _fast.PRIVATE_NAMES, self.fast_path)
         secret, token = (c.reveal() if c else None for c in self._credentials)
         self._session = self._make_session(secret, token)
         self._timeout_clients = {}

@@ -32,9 +32,9 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from itertools import chain, islice
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from zerda.llm._fastpath import fast_path_on
+from zerda.llm._fastpath import PrivateName
 from zerda.llm._retry import retry_after_from_headers
 from zerda.llm._signatures import signature_options
 from zerda.llm.base import BaseLLMInterface, Request, _running_loop
@@ -108,22 +108,17 @@ class GeminiInterface(BaseLLMInterface):
     # blocked prompt, promptFeedback.blockReason):
     # https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent
     stream_final_event = "a chunk with a finishReason"
+    # The fast path's private SDK names (DESIGN §22), checked once by the shared base.
+    fast_path_wire: ClassVar[str] = "gemini"
+    fast_path_names: ClassVar[tuple[PrivateName, ...]] = _gemini_fastpath.GENERATE_NAMES
 
     def __init__(self, model: str | None = None, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
-        # Decided once (DESIGN §22): the fast path (sdk.py, its names in fastpath.py) or
-        # google-genai's documented generate_content calls (documented.py).
-        self._fast = fast_path_on("gemini", _gemini_fastpath.GENERATE_NAMES, self.fast_path)
         sdk: Any = self.sdk
         if self._client is not None and isinstance(self._client, sdk.client.AsyncClient):
             self._async_client, self._client = self._client, None
         elif self._client is not None:
             self._async_client = self._client.aio  # a ready Client: its .aio, kept, not closed
-
-    def _restore_live(self) -> None:
-        super()._restore_live()
-        # Decided again where the pickle is loaded: its google-genai may lack a name.
-        self._fast = fast_path_on("gemini", _gemini_fastpath.GENERATE_NAMES, self.fast_path)
 
     # --- clients --------------------------------------------------------------------------
 

@@ -22,9 +22,9 @@ import builtins
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-from zerda.llm._fastpath import fast_path_on
+from zerda.llm._fastpath import PrivateName
 from zerda.llm._request import split_timeout
 from zerda.llm._retry import retry_after_from_headers
 from zerda.llm._signatures import signature_options
@@ -219,6 +219,9 @@ class OllamaInterface(BaseLLMInterface):
     provider = "ollama"
     # https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-chat-completion
     stream_final_event = 'the "done": true chunk'
+    # The fast path's private SDK names (DESIGN §22), checked once by the shared base.
+    fast_path_wire: ClassVar[str] = "ollama"
+    fast_path_names: ClassVar[tuple[PrivateName, ...]] = _fastpath.PRIVATE_NAMES
 
     def __init__(
         self, model: str | None = None, *, async_client: Any = None, **kwargs: Any
@@ -227,8 +230,6 @@ class OllamaInterface(BaseLLMInterface):
         if async_client is not None:
             self._async_client = async_client
             self._client_given = True
-        # Decided once: fast_path= (or ZERDA_FAST_PATH) and the installed SDK's names.
-        self._fast = fast_path_on("ollama", _fastpath.PRIVATE_NAMES, self.fast_path)
 
     # --- clients ---
 

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, ClassVar
 
-from zerda.llm._fastpath import PrivateName, fast_path_on
+from zerda.llm._fastpath import PrivateName
 from zerda.llm._signatures import signature_options
 from zerda.llm._stream import StreamAccumulator
 from zerda.llm._strict_schema import to_strict_schema
@@ -360,8 +360,6 @@ class OpenAICompatInterface(BaseLLMInterface):
         if async_client is not None:
             self._async_client = without_sdk_retries(async_client)
             self._client_given = True
-        # Decided once: fast_path= (or ZERDA_FAST_PATH) and the installed SDK's names.
-        self._fast = fast_path_on(self.fast_path_wire, self.fast_path_names, self.fast_path)
 
     # --- clients ---
 
