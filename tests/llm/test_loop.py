@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -245,13 +246,23 @@ async def test_run_async_runs_a_turns_tools_concurrently(
     assert result["content"] == "ok" and result["turns"] == 2
 
 
-def test_run_executes_tools_one_by_one_in_call_order(mock: MockLLMServer) -> None:
-    mock.enqueue("openai", tool_calls=[call("slow_sync", n=1), call("slow_sync", n=2)])
+def test_run_runs_a_turns_sync_tools_concurrently_in_call_order(mock: MockLLMServer) -> None:
+    # Each call waits for the other at a barrier: run one after another, the first would
+    # wait alone until the barrier breaks (an error result); run concurrently, both pass.
+    barrier = threading.Barrier(2, timeout=30)
+
+    def meet(n: int) -> int:
+        """Waits for the other call."""
+        barrier.wait()
+        return n
+
+    mock.enqueue("openai", tool_calls=[call("meet", n=1), call("meet", n=2)])
     mock.enqueue("openai", text="ok")
-    SPANS.clear()
-    result = llm_for(mock, "openai").run("Go", tools=[slow_sync])
-    assert SPANS[0][1] <= SPANS[1][0]
-    assert [m["content"] for m in tool_messages(result)] == ["1", "2"]
+    result = llm_for(mock, "openai").run("Go", tools=[meet])
+    assert [(m["content"], m["is_error"]) for m in tool_messages(result)] == [
+        ("1", False),
+        ("2", False),
+    ]
 
 
 async def test_run_async_matches_run(mock: MockLLMServer) -> None:

@@ -30,6 +30,11 @@ class ExecutableTool(ABC):
     name: str
     description: str
     parameters: dict[str, Any]
+    # Read by the tool loop (docs/loop.md), as @zerda.llm.tool sets them on a function:
+    # ask approve= (or pause) before each call; seconds before the call is answered as
+    # timed out (None: run's tool_timeout). Set them on an instance or a subclass.
+    requires_approval: bool = False
+    timeout: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The unified tool dict ``generate`` sends (a new dict each time)."""

@@ -10,7 +10,8 @@ find the function behind a call and :func:`validate_arguments` to check what the
 Rules for functions (see docs/tools-from-python.md):
 
 - name: ``fn.__name__``; lambdas, ``functools.partial`` objects and callable instances have
-  no usable name and are rejected (wrap them in a ``def``).
+  no usable name and are rejected (wrap them in a ``def``, or name them with
+  ``@zerda.llm.tool(name=...)``, which also sets ``description`` and ``strict``).
 - description: the docstring's summary and long description, without its sections;
   parameter descriptions come from its Args/Parameters/``:param:`` section (Google, NumPy
   and reST styles, parsed by docstring-parser). ``Annotated[T, Field(description=...)]``
@@ -37,6 +38,8 @@ from typing import Annotated, Any
 import docstring_parser
 import pydantic
 from pydantic.fields import FieldInfo
+
+from zerda.llm._tool_decorator import settings_of
 
 __all__ = [
     "callable_registry",
@@ -202,11 +205,14 @@ def _build_function_tool(fn: Callable[..., Any], bound: bool) -> _FunctionTool:
     }
     accepts_extra = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
     model, schema = _arguments_model(name, fields, params, accepts_extra)
-    tool = {
-        "name": name,
-        "description": _description(docstring),
-        "parameters": _parameters_schema(schema),
-    }
+    tool = _with_settings(
+        fn,
+        {
+            "name": name,
+            "description": _description(docstring),
+            "parameters": _parameters_schema(schema),
+        },
+    )
     field_defaults = frozenset(
         field
         for field, parameter in zip(params, named, strict=True)
@@ -216,7 +222,11 @@ def _build_function_tool(fn: Callable[..., Any], bound: bool) -> _FunctionTool:
 
 
 def _tool_name(fn: Callable[..., Any]) -> str:
-    """Return ``fn.__name__``, or raise when ``fn`` has no name usable as a tool name."""
+    """Return the ``@tool(name=...)`` given, else ``fn.__name__``; raise when ``fn`` has no
+    name usable as a tool name."""
+    settings = settings_of(fn)
+    if settings is not None and settings.name is not None:
+        return settings.name
     name = getattr(fn, "__name__", None)
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(
@@ -224,6 +234,19 @@ def _tool_name(fn: Callable[..., Any]) -> str:
             "(lambdas, functools.partial objects and callable instances have no usable name)"
         )
     return name
+
+
+def _with_settings(fn: Callable[..., Any], tool: dict[str, Any]) -> dict[str, Any]:
+    """The tool dict with what ``@tool(description=..., strict=...)`` says (the name is
+    :func:`_tool_name`'s); the loop reads ``requires_approval`` and ``timeout`` itself."""
+    settings = settings_of(fn)
+    if settings is None:
+        return tool
+    if settings.description is not None:
+        tool["description"] = settings.description
+    if settings.strict:
+        tool["strict"] = True
+    return tool
 
 
 def _parameters(fn: Callable[..., Any], name: str, bound: bool) -> list[inspect.Parameter]:

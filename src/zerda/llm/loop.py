@@ -1,31 +1,51 @@
-"""The automatic tool loop (DESIGN.md §8): generate, run the tools the model asked for,
-append their results, repeat until the model stops calling tools or ``max_turns``.
+"""The tool loop (docs/loop.md): generate, run the tools the model asked for, append their
+results, repeat until the model stops calling tools, or the run pauses for an approval,
+meets a budget, a ``stop_on`` tool or ``max_turns``.
+
+``run`` / ``run_async`` return the run's result; with ``stream=True`` (or ``run_stream`` /
+``run_stream_async``) they give one iterator over the whole loop: each turn's stream
+events, a ``tool_result`` event per answered call, a ``turn`` event before each later model
+turn, and one ``done`` event holding the result a plain run returns.
+
+The loop is written once (:func:`_body`); :mod:`zerda.llm._loop_drive` runs it sync or
+async, plain or streamed. Its parts: :mod:`zerda.llm._loop_state` (options, history,
+budget, result), :mod:`zerda.llm._loop_tools` (decisions, running the calls) and
+:mod:`zerda.llm._loop_threads` (the threads of sync tools).
 
 Nothing a tool does stops the loop: an exception, an unknown tool, arguments that do not
-validate or a refused call become an ``is_error`` tool result that tells the model what went
-wrong, so it can correct itself. A tool's exception reaches the model as one line; its
-traceback stays in the transcript's tool message (``"traceback"``, never sent) and is logged
-at DEBUG on the ``zerda`` logger.
+validate, a refused call or a timeout become an ``is_error`` tool result that tells the
+model what went wrong, so it can correct itself. A tool's exception reaches the model as one
+line; its traceback stays in the transcript's tool message (``"traceback"``, never sent) and
+is logged at DEBUG on the ``zerda`` logger.
 """
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-import json
-import logging
-import traceback
-from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from zerda.llm import _telemetry
-from zerda.llm._drive import NO_KWARGS, Body, drive, drive_async
-from zerda.llm._request import normalize_tools
-from zerda.llm.errors import OutputValidationError, ZerdaError
-from zerda.llm.executable import ExecutableTool, ToolOutput
-from zerda.llm.messages import tool_result
-from zerda.llm.usage import add_usage
+from zerda.llm._drive import NO_KWARGS
+from zerda.llm._loop_drive import (
+    Event,
+    LoopBody,
+    drive_events,
+    drive_events_async,
+    last_result,
+    last_result_async,
+)
+from zerda.llm._loop_state import Approver, RunState, loop_options
+from zerda.llm._loop_tools import Answer, Indexed, Plan
+from zerda.llm.errors import OutputValidationError
+from zerda.llm.messages import tool_message as tool_result
+
+__all__ = ["run", "run_async", "run_stream", "run_stream_async"]
+
+# A part of the body: None when the loop goes on, else the run's result.
+Part = Generator[Any, Any, "dict[str, Any] | None"]
+
+# What a call the model makes after final_answer's tool_choice="none" is told: a row that
+# cannot enforce "none" (docs/loop.md) may still call a tool.
+NO_MORE_TOOLS = "Not run: this run takes no more tool calls. Answer with what you have now."
 
 
 class LLMLike(Protocol):
@@ -37,121 +57,126 @@ class LLMLike(Protocol):
 
     async def generate_async(self, messages: Any, **kwargs: Any) -> dict[str, Any]: ...
 
+    def stream(self, messages: Any, **kwargs: Any) -> Iterator[dict[str, Any]]: ...
 
-logger = logging.getLogger("zerda")
-
-Approver = Callable[[dict[str, Any]], "bool | Awaitable[bool]"]
-Registry = dict[str, "Callable[..., Any] | ExecutableTool"]
+    def stream_async(self, messages: Any, **kwargs: Any) -> AsyncIterator[dict[str, Any]]: ...
 
 
-def _setup(
-    tools: Sequence[Any], messages: Any, max_turns: int
-) -> tuple[list[Any] | None, Registry, list[Any]]:
-    if max_turns < 1:
-        raise ValueError(f"max_turns must be at least 1, not {max_turns}")
-    history = (
-        [{"role": "user", "content": messages}] if isinstance(messages, str) else list(messages)
-    )
+# --- the loop, written once -------------------------------------------------------------------
+
+
+def _body(llm: LLMLike, state: RunState) -> LoopBody:
+    """The run: a paused run's calls first, then turns until one ends the run."""
     try:
-        unified: list[Any] | None = normalize_tools(tools)
-    except ZerdaError:
-        unified = list(tools)  # generate reports the problem in its usual error shape
-    return unified, _registry(list(tools)), history
+        ended = yield from _answer(llm, state, state.unanswered, state.given)
+        while ended is None:
+            ended = yield from _turn(llm, state)
+        return ended
+    finally:
+        state.close()
 
 
-def _registry(tools: list[Any]) -> Registry:
-    """Tool name -> what executes it: a Python function or an :class:`ExecutableTool`."""
-    executors: Registry = {t.name: t for t in tools if isinstance(t, ExecutableTool)}
-    rest = [t for t in tools if not isinstance(t, (ExecutableTool, dict))]
-    if not rest:  # only dicts and executable tools: pydantic is not needed
-        return executors
-    from zerda.llm.functions import callable_registry  # pydantic: only for the loop's users
-
-    return {**callable_registry(rest), **executors}
-
-
-def _to_content(output: Any) -> Any:
-    """A tool's return value as tool message content (text, a dict or a list): text as it
-    is, anything else as the JSON-ready value pydantic makes of it (Enum members, datetimes, dataclasses, models,
-    sets and tuples, nested anywhere; NaN as null, as pydantic's JSON mode does); what
-    pydantic cannot serialise becomes its ``str()``."""
-    if isinstance(output, str):
-        return output
-    from pydantic_core import to_jsonable_python
-
-    value = to_jsonable_python(output, serialize_unknown=True, inf_nan_mode="null")
-    if isinstance(value, (str, dict, list)):
-        return value
-    return json.dumps(value)  # a number, a bool or None: tool content is text, dict or list
+def _turn(llm: LLMLike, state: RunState) -> Part:
+    """One model turn and its calls; None when the loop goes on."""
+    result, raised = yield from _generate(llm, state, None)
+    if _answer_retry(result, raised, state.retries) and state.turns < state.opts.max_turns:
+        state.retries -= 1
+        state.history += [result["message"], _output_feedback(result)]
+        return None
+    if not result["tool_calls"] or result["message"] is None:
+        return _finished(state, result)
+    state.add_message(result["message"], result)
+    return (yield from _answer(llm, state, list(enumerate(result["tool_calls"])), {}))
 
 
-def _refusal(call: dict[str, Any], registry: Registry) -> str | None:
-    """Why ``call`` cannot run, in words for the model; None when it can."""
-    if call["name"] not in registry:
-        known = ", ".join(sorted(registry)) or "none"
-        return f"Unknown tool {call['name']!r}. Available tools: {known}."
+def _generate(
+    llm: LLMLike, state: RunState, extra: Mapping[str, Any] | None
+) -> Generator[Any, Any, tuple[dict[str, Any], OutputValidationError | None]]:
+    """A model turn (a ``turn`` event before it when something came before)."""
+    if state.turns or state.answered:
+        yield {"type": "turn", "index": state.turns + 1}
+    raised = None
+    try:
+        result = yield llm, "generate", (list(state.history),), state.request(extra)
+    except OutputValidationError as exc:
+        raised, result = exc, _generated(exc)
+    state.count(result)
+    return result, raised
+
+
+def _answer(llm: LLMLike, state: RunState, calls: list[Indexed], given: Mapping[Any, Any]) -> Part:
+    """Decides, runs and answers ``calls`` (of the last assistant message); the run's
+    result when that ends it, else None."""
+    if not calls:
+        return None
+    plans = yield state.decide, "verdicts", (calls, given), NO_KWARGS
+    paused = [p for p in plans if p.verdict.action == "pause"]
+    if paused and any(not c.get("id") for c in state.current_calls()):
+        # Results of id-less calls are matched by position: none is added until all can be.
+        return state.result(state.last, "paused", paused)
+    plans = state.within_budget(plans)
+    running = [p for p in plans if p.verdict.action != "pause"]
+    answers = yield state.runner, "answers", (running,), NO_KWARGS
+    yield from _answered(state, answers)
+    reason = state.stop_after(plans, answers)
+    if reason in ("budget", "max_turns") and state.opts.final_answer:
+        return (yield from _final_answer(llm, state, reason))
+    return _ended(state, reason, paused)
+
+
+def _answered(state: RunState, answers: Sequence[Answer]) -> Part:
+    """The answers into the history, each as a ``tool_result`` event."""
+    state.add_answers(answers)
+    for answer in answers:
+        yield _tool_result_event(answer)
     return None
 
 
-def _prepare_call(call: dict[str, Any], registry: Registry) -> tuple[Any, Any]:
-    """(function, validated kwargs), (executable tool, arguments) or (None, error text)."""
-    refusal = _refusal(call, registry)
-    if refusal:
-        return None, refusal
-    fn = registry[call["name"]]
-    if isinstance(fn, ExecutableTool):  # it validates its own arguments (an MCP server does)
-        return _executable_arguments(fn, call["arguments"])
-    from zerda.llm.functions import validate_arguments
-
-    try:
-        return fn, validate_arguments(fn, call["arguments"])
-    except ValueError as exc:
-        return None, str(exc)
+def _ended(state: RunState, reason: str | None, paused: Sequence[Plan]) -> dict[str, Any] | None:
+    if reason is None:
+        return None
+    stop_reason = reason if reason in ("paused", "budget") else None
+    return state.result(state.last, stop_reason, paused)
 
 
-def _executable_arguments(tool: ExecutableTool, arguments: Any) -> tuple[Any, Any]:
-    if isinstance(arguments, dict) and set(arguments) == {"_raw"}:
-        return None, (
-            f"The arguments for tool {tool.name!r} were not valid JSON: {arguments['_raw']!r}. "
-            "Call it again with a JSON object that matches its parameters schema."
-        )
-    return tool, arguments
+def _final_answer(llm: LLMLike, state: RunState, reason: str) -> Part:
+    """One more turn with tools disabled (tool_choice "none"); a call the row still lets
+    through is answered as not run and the model asked once more, so that no call is left
+    without a result."""
+    stop_reason = "budget" if reason == "budget" else None
+    for _ in range(2):
+        result, _raised = yield from _generate(llm, state, {"tool_choice": "none"})
+        if not result["tool_calls"] or result["message"] is None:
+            return _finished(state, result, stop_reason)
+        state.add_message(result["message"], result)
+        refused = [Answer(c, tool_result(c, NO_MORE_TOOLS, True)) for c in result["tool_calls"]]
+        yield from _answered(state, refused)
+    return state.result(state.last, stop_reason)
 
 
-def _output_message(call: dict[str, Any], output: ToolOutput) -> dict[str, Any]:
-    return tool_result(call, output.content, is_error=output.is_error)
+def _finished(
+    state: RunState, result: dict[str, Any], stop_reason: str | None = None
+) -> dict[str, Any]:
+    if result["message"] is not None:
+        state.history.append(result["message"])
+    return state.result(result, stop_reason)
 
 
-def _error_text(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+def _tool_result_event(answer: Answer) -> Event:
+    message = answer.message
+    return {
+        "type": "tool_result",
+        "call": answer.call,
+        "result": message["content"],
+        "is_error": message["is_error"],
+    }
 
 
-def _tool_failed(call: dict[str, Any], exc: BaseException) -> dict[str, Any]:
-    """The tool message for a tool that raised: one line for the model; the traceback kept
-    beside it in the transcript (the history check drops it, so it is never sent)."""
-    logger.debug("tool %r raised", call.get("name"), exc_info=exc)
-    trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    return {**tool_result(call, _error_text(exc), is_error=True), "traceback": trace}
-
-
-def _run_to_end(awaitable: Awaitable[Any]) -> Any:
-    """An async tool's result in the sync loop. Inside a running event loop (a notebook,
-    an async framework) ``asyncio.run`` is refused, so the tool runs on a worker thread's
-    own loop while this thread waits."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # no loop running in this thread: the usual case
-        return asyncio.run(_await(awaitable))
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="zerda-tool") as pool:
-        return pool.submit(asyncio.run, _await(awaitable)).result()
-
-
-def _finish(result: dict[str, Any], history: list[Any], usage: Any, turns: int) -> dict[str, Any]:
-    return {**result, "messages": history, "usage": usage, "turns": turns}
+# --- structured output (DESIGN §13) ------------------------------------------------------------
 
 
 def _output_feedback(result: dict[str, Any]) -> dict[str, Any]:
-    """The user message that sends an invalid structured answer's error back (DESIGN §13)."""
+    """The user message that sends an invalid structured answer's error back."""
     return {
         "role": "user",
         "content": (
@@ -161,14 +186,11 @@ def _output_feedback(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _generated(result: dict[str, Any] | OutputValidationError) -> dict[str, Any]:
-    """The result of one turn; an invalid structured answer raised (raise_errors=True)
-    is the result it carries."""
-    if isinstance(result, OutputValidationError):
-        if result.result is None:
-            raise result
-        return result.result
-    return result
+def _generated(error: OutputValidationError) -> dict[str, Any]:
+    """The result an invalid structured answer raised (raise_errors=True) carries."""
+    if error.result is None:
+        raise error
+    return error.result
 
 
 def _answer_retry(
@@ -185,90 +207,20 @@ def _answer_retry(
     return False
 
 
-def _run_call(call: dict[str, Any], registry: Registry, approve: Approver | None) -> dict[str, Any]:
-    with _telemetry.tool(call) as span:
-        message = _execute(call, registry, approve)
-        _telemetry.record_tool_result(span, message)
-        return message
+# --- public API --------------------------------------------------------------------------------
 
 
-def _execute(call: dict[str, Any], registry: Registry, approve: Approver | None) -> dict[str, Any]:
-    if approve is not None and not approve(call):
-        return tool_result(call, "The user refused this tool call.", is_error=True)
-    fn, kwargs = _prepare_call(call, registry)
-    if fn is None:
-        return tool_result(call, kwargs, is_error=True)
-    try:
-        if isinstance(fn, ExecutableTool):
-            return _output_message(call, fn.call(kwargs))
-        output = fn(**kwargs)
-        if inspect.isawaitable(output):  # an async tool in the sync loop: run it to the end
-            output = _run_to_end(output)
-        content = _to_content(output)
-    except Exception as exc:
-        return _tool_failed(call, exc)
-    return tool_result(call, content)
-
-
-async def _await(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
-
-
-class _Tools:
-    """The tools of one turn (a step target of :mod:`zerda.llm._drive`): one after another
-    in the sync loop; concurrently in the async one (async tools on the event loop, sync
-    tools in threads), results kept in call order."""
-
-    @staticmethod
-    def run(calls: list[Any], registry: Registry, approve: Approver | None) -> list[Any]:
-        return [_run_call(c, registry, approve) for c in calls]
-
-    @staticmethod
-    async def run_async(
-        calls: list[Any], registry: Registry, approve: Approver | None
-    ) -> list[Any]:
-        return list(await asyncio.gather(*(_run_call_async(c, registry, approve) for c in calls)))
-
-
-def _in_span(llm: LLMLike, body: Body[dict[str, Any]]) -> Body[dict[str, Any]]:
-    """``body`` (the loop) in its ``invoke_agent`` span."""
-    with _telemetry.agent(llm) as span:
-        result = yield from body
-        _telemetry.record_result(span, result)
-        return result
-
-
-def _turns(
+def _events(
     llm: LLMLike,
     messages: Any,
     tools: Sequence[Any],
-    max_turns: int,
-    on_tool_call: Approver | None,
-    retries: int,
+    options: dict[str, Any],
     kwargs: dict[str, Any],
-) -> Body[dict[str, Any]]:
-    """The loop, written once: it yields each turn's generate and each turn's tools, which
-    ``run`` makes and ``run_async`` awaits."""
-    unified, registry, history = _setup(tools, messages, max_turns)
-    usage = None
-    for turn in range(1, max_turns + 1):
-        raised = None
-        try:
-            result = yield llm, "generate", (history,), {"tools": unified, **kwargs}
-        except OutputValidationError as exc:
-            raised, result = exc, _generated(exc)
-        usage = add_usage(usage, result["usage"])
-        if _answer_retry(result, raised, retries) and turn < max_turns:
-            retries -= 1
-            history = [*history, result["message"], _output_feedback(result)]
-            continue
-        if not result["tool_calls"] or result["message"] is None:
-            return _finish(
-                result, history + ([result["message"]] if result["message"] else []), usage, turn
-            )
-        outputs = yield _Tools, "run", (result["tool_calls"], registry, on_tool_call), NO_KWARGS
-        history = [*history, result["message"], *outputs]
-    return _finish(result, history, usage, max_turns)
+) -> tuple[LoopBody, bool]:
+    """The run's body and whether it resumes a paused run; every argument is checked
+    here, before anything is sent."""
+    state = RunState(messages, tools, loop_options(**options), kwargs)
+    return _body(llm, state), state.resumed
 
 
 def run(
@@ -279,18 +231,34 @@ def run(
     max_turns: int = 10,
     on_tool_call: Approver | None = None,
     output_retries: int = 0,
+    stream: bool = False,
+    approve: Approver | None = None,
+    decisions: Mapping[Any, Any] | None = None,
+    tool_timeout: float | None = None,
+    budget: Mapping[str, float] | None = None,
+    stop_on: Sequence[str] = (),
+    final_answer: bool = False,
+    max_concurrency: int | None = None,
     **kwargs: Any,
-) -> dict[str, Any]:
-    """Runs the loop with ``llm.generate``; tools run one after another, in call order.
-
-    Returns the last result plus ``messages`` (the whole transcript, ready to continue),
-    ``usage`` summed over all turns and ``turns``. Reaching ``max_turns`` is not an error:
-    the last result comes back with its stop_reason unchanged. With ``response_format``
-    the loop ends on the parsed answer; ``output_retries`` invalid answers are sent back
-    to the model, with their validation error, for another try.
-    """
-    body = _turns(llm, messages, tools, max_turns, on_tool_call, output_retries, kwargs)
-    return drive(_in_span(llm, body))
+) -> Any:
+    """Runs the loop with ``llm.generate`` (``llm.stream`` when ``stream``); see the module
+    docstring and docs/loop.md. Returns the run's result, or with ``stream=True`` an
+    iterator over its events."""
+    options = dict(
+        max_turns=max_turns,
+        on_tool_call=on_tool_call,
+        output_retries=output_retries,
+        approve=approve,
+        decisions=decisions,
+        tool_timeout=tool_timeout,
+        budget=budget,
+        stop_on=stop_on,
+        final_answer=final_answer,
+        max_concurrency=max_concurrency,
+    )
+    body, resumed = _events(llm, messages, tools, options, kwargs)
+    events = drive_events(body, llm, stream, resumed)
+    return events if stream else last_result(events)
 
 
 async def run_async(
@@ -301,45 +269,61 @@ async def run_async(
     max_turns: int = 10,
     on_tool_call: Approver | None = None,
     output_retries: int = 0,
+    stream: bool = False,
+    approve: Approver | None = None,
+    decisions: Mapping[Any, Any] | None = None,
+    tool_timeout: float | None = None,
+    budget: Mapping[str, float] | None = None,
+    stop_on: Sequence[str] = (),
+    final_answer: bool = False,
+    max_concurrency: int | None = None,
     **kwargs: Any,
-) -> dict[str, Any]:
-    """The loop with ``llm.generate_async``; the tools of one turn run concurrently (async
-    tools on the event loop, sync tools in threads), results kept in call order."""
-    body = _turns(llm, messages, tools, max_turns, on_tool_call, output_retries, kwargs)
-    return await drive_async(_in_span(llm, body))
+) -> Any:
+    """:func:`run` with ``generate_async`` / ``stream_async``; with ``stream=True`` the
+    awaited value is an async iterator over the run's events (:func:`run_stream_async`
+    gives it without the await)."""
+    options = dict(
+        max_turns=max_turns,
+        on_tool_call=on_tool_call,
+        output_retries=output_retries,
+        approve=approve,
+        decisions=decisions,
+        tool_timeout=tool_timeout,
+        budget=budget,
+        stop_on=stop_on,
+        final_answer=final_answer,
+        max_concurrency=max_concurrency,
+    )
+    body, resumed = _events(llm, messages, tools, options, kwargs)
+    events = drive_events_async(body, llm, stream, resumed)
+    return events if stream else await last_result_async(events)
 
 
-async def _run_call_async(
-    call: dict[str, Any], registry: Registry, approve: Approver | None
-) -> dict[str, Any]:
-    with _telemetry.tool(call) as span:
-        message = await _execute_async(call, registry, approve)
-        _telemetry.record_tool_result(span, message)
-        return message
+def run_stream(llm: LLMLike, messages: Any, **arguments: Any) -> Iterator[Event]:
+    """``run(..., stream=True)``: the whole loop as one iterator of events."""
+    events: Iterator[Event] = run(llm, messages, stream=True, **arguments)
+    return events
 
 
-async def _execute_async(
-    call: dict[str, Any], registry: Registry, approve: Approver | None
-) -> dict[str, Any]:
-    if approve is not None:
-        verdict = approve(call)
-        if inspect.isawaitable(verdict):
-            verdict = await verdict
-        if not verdict:
-            return tool_result(call, "The user refused this tool call.", is_error=True)
-    fn, kwargs = _prepare_call(call, registry)
-    if fn is None:
-        return tool_result(call, kwargs, is_error=True)
-    try:
-        if isinstance(fn, ExecutableTool):
-            return _output_message(call, await fn.call_async(kwargs))
-        if inspect.iscoroutinefunction(fn):
-            output = await fn(**kwargs)
-        else:  # a blocking tool must not stall the event loop
-            output = await asyncio.to_thread(fn, **kwargs)
-            if inspect.isawaitable(output):
-                output = await output
-        content = _to_content(output)
-    except Exception as exc:
-        return _tool_failed(call, exc)
-    return tool_result(call, content)
+def run_stream_async(llm: LLMLike, messages: Any, **arguments: Any) -> AsyncIterator[Event]:
+    """``run_async(..., stream=True)`` without the await, for ``async for``: the arguments
+    are checked when it is called, the run starts at the first event asked for."""
+    options = {k: arguments.pop(k) for k in list(arguments) if k in _DEFAULTS}
+    tools = arguments.pop("tools", ())
+    body, resumed = _events(llm, messages, tools, {**_DEFAULTS, **options}, arguments)
+    return drive_events_async(body, llm, True, resumed)
+
+
+# run's own arguments (loop_options) and their defaults, as run and run_async declare them.
+_DEFAULTS: dict[str, Any] = {
+    "max_turns": 10,
+    "on_tool_call": None,
+    "output_retries": 0,
+    "approve": None,
+    "decisions": None,
+    "tool_timeout": None,
+    "budget": None,
+    "stop_on": (),
+    "final_answer": False,
+    "max_concurrency": None,
+}
