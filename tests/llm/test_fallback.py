@@ -108,6 +108,7 @@ def test_a_503_on_the_first_yields_the_seconds_answer_with_the_same_history(
         },
         "reasoning": None,
         "message": {"role": "assistant", "content": "Sunny.", "tool_calls": []},
+        "cost": None,  # m1 has no price
         "provider": "anthropic",
     }
     assert bodies(mock, "openai") == [{"model": "m2", "messages": OPENAI_MESSAGES}]

@@ -3,6 +3,7 @@ the mcp SDK), called by the model through MockLLMServer, executed by that proces
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 import sys
@@ -16,7 +17,7 @@ pytest.importorskip("mcp")
 
 from pydantic import BaseModel  # noqa: E402 (a dependency of the mcp SDK)
 
-from zerda.llm import create_interface  # noqa: E402
+from zerda.llm import ZerdaError, create_interface  # noqa: E402
 from zerda.llm.mcp import MCPTools, _map_content, _Snake  # noqa: E402
 from zerda.testing import MockLLMServer  # noqa: E402
 
@@ -225,8 +226,13 @@ async def test_streamable_http_async_with_headers(mock: MockLLMServer, http_url:
 
 
 def test_a_command_that_cannot_start_fails_on_entering() -> None:
-    with pytest.raises(OSError), MCPTools(["/nonexistent/mcp-server"]):
+    with pytest.raises(ZerdaError) as caught, MCPTools(["/nonexistent/mcp-server"]):
         pass
+    assert caught.value.message == (
+        "MCP server /nonexistent/mcp-server could not be started: FileNotFoundError: "
+        "[Errno 2] No such file or directory: '/nonexistent/mcp-server'"
+    )
+    assert isinstance(caught.value.__cause__, FileNotFoundError)
 
 
 # --- mcp 1.x results, read by their 2.x names -----------------------------------------------
@@ -255,15 +261,19 @@ class ResultV1(BaseModel):
     isError: bool  # noqa: N815
 
 
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 24).decode()
+PDF = base64.b64encode(b"%PDF-1.7\n" + b"\x00" * 23).decode()
+
+
 def test_an_mcp_1_result_is_read_by_its_2x_names() -> None:
-    blob = BlobV1(uri="file:///a.pdf", blob="JVBE", mimeType="application/pdf")
-    image = ImageV1(data="aGk=", mimeType="image/png")
+    blob = BlobV1(uri="file:///a.pdf", blob=PDF, mimeType="application/pdf")
+    image = ImageV1(data=PNG, mimeType="image/png")
     result = _Snake(ResultV1(content=[image, ResourceV1(resource=blob)], isError=True))
     assert result.is_error is True
     assert result.structured_content is None  # a field mcp 1.9 lacks reads as unset
     assert _map_content(result) == [
-        {"type": "image", "data": "aGk=", "media_type": "image/png"},
-        {"type": "document", "data": "JVBE", "media_type": "application/pdf"},
+        {"type": "image", "data": PNG, "media_type": "image/png"},
+        {"type": "document", "data": PDF, "media_type": "application/pdf"},
     ]
 
 

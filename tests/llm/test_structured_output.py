@@ -289,6 +289,7 @@ def expected_result(provider: str) -> dict[str, Any]:
         "stop_reason": "end_turn",
         "parsed": City(name="Paris", population=2),
         "message": {"role": "assistant", "content": content, "tool_calls": []},
+        "cost": None,  # test-model has no price
     }
 
 
@@ -490,7 +491,10 @@ def test_tool_mode_beside_tools_lets_the_model_call_them_first(server: MockLLMSe
         ({"response_format": {"schema": {}}}, "response_format: a schema dict needs a 'name'"),
         (
             {"response_format": {"name": "x", "schema": {"type": 3}}},
-            "response_format 'x': not a valid JSON Schema at type:",
+            "response_format 'x': schema at #/type: 3 is not valid under any of the given "
+            "schemas (accepted: a type name ('array', 'boolean', 'integer', 'null', 'number', "
+            "'object', 'string') or a list of them; checked against "
+            "http://json-schema.org/draft-07/schema#)",
         ),
         ({"response_format": "json", "structured_output": "fast"}, "structured_output must be"),
         ({"structured_output": "tool"}, "structured_output needs a response_format"),

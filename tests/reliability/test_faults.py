@@ -77,6 +77,7 @@ def error_of(result: dict[str, Any]) -> dict[str, Any]:
         "usage": None,
         "reasoning": None,
         "message": None,
+        "cost": None,
     }
     error: dict[str, Any] = result["error"]
     assert set(error) == {"type", "message", "status_code", "provider", "retryable"}

@@ -58,6 +58,7 @@ def error_shape(result: dict[str, Any], content: str | None = None) -> dict[str,
         "usage": None,
         "reasoning": None,
         "message": None,
+        "cost": None,
     }
     error: dict[str, Any] = result["error"]
     assert set(error) == {"type", "message", "status_code", "provider", "retryable"}

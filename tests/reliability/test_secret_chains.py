@@ -101,11 +101,17 @@ def test_bedrocks_session_token_is_not_in_botocores_debug_log(
     server.enqueue("bedrock", text="signed")
     server.enqueue("bedrock", text="streamed")
 
-    with caplog.at_level(logging.DEBUG):
-        for name in ("botocore", "botocore.auth", "botocore.endpoint", "urllib3"):
-            logging.getLogger(name).setLevel(logging.DEBUG)
-        assert llm.generate("hi")["content"] == "signed"
-        assert "".join(e.get("text", "") for e in llm.stream("hi")) == "streamed"
+    names = ("botocore", "botocore.auth", "botocore.endpoint", "urllib3")
+    levels = {name: logging.getLogger(name).level for name in names}
+    try:
+        with caplog.at_level(logging.DEBUG):
+            for name in names:
+                logging.getLogger(name).setLevel(logging.DEBUG)
+            assert llm.generate("hi")["content"] == "signed"
+            assert "".join(e.get("text", "") for e in llm.stream("hi")) == "streamed"
+    finally:  # later tests must not hold every botocore record (and its response) again
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
 
     sent = server.requests_for("bedrock")[0]
     assert "x-amz-security-token" in sent.headers  # the token really was sent

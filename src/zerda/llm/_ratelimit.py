@@ -1,34 +1,47 @@
 """Client-side rate limiting: requests and tokens per minute (docs/scale.md, "Rate limits").
 
 ``rate_limit={"rpm": 600, "tpm": 100_000}`` on an interface gives it a :class:`RateLimiter`
-shared by every interface of the process with the same provider, base URL, API key and
-limits — the threads of a sync pool, the tasks of an event loop and the copies a worker
-unpickles all draw from one pair of buckets. A ``RateLimiter`` passed as ``rate_limit=`` is
-shared by the interfaces given it.
+shared by every interface of the process with the same provider, account and limits (base
+URL and API key; an AWS region and credentials, a Google Cloud project and location) — the
+threads of a sync pool, the tasks of an event loop and the copies a worker unpickles all
+draw from one limiter. A ``RateLimiter`` passed as ``rate_limit=`` is shared by the
+interfaces given it.
 
-Each bucket holds one minute of its limit and refills continuously. A call *reserves* before
-it is sent (a request, and its estimated tokens: the native request's size at about four
-characters a token), waits until the reservation is covered, and is corrected with the usage
-the provider reports. Reserving never blocks under the lock: the wait is slept (or awaited)
-by the caller, so sync threads and async tasks share the limiter alike.
+Each limit is a sliding window: no 60 seconds hold more than ``rpm`` requests (or ``tpm``
+tokens), the first minute included. Every attempt of a call — each retry too — *reserves*
+before it is sent (a request, and its estimated tokens: :mod:`zerda.llm._estimate`, plus the
+output budget it asks for), at the earliest moment the windows allow, and first come, first
+served; the estimate is corrected with the usage the provider reports. Reserving never
+blocks under the lock: the wait is slept (or awaited) by the caller, so sync threads and
+async tasks share the limiter alike.
 
 The provider's rate-limit headers are honoured where the SDK's HTTP client lets Zerda read
 them (OpenAI, Groq: ``x-ratelimit-remaining-requests`` / ``-tokens`` and
 ``x-ratelimit-reset-requests`` / ``-tokens`` as durations such as ``6m0s``; Anthropic:
 ``anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{remaining,reset}``
 with RFC 3339 reset times): what the server says is left caps the calls until its reset.
+A call never waits for such a reset longer than :data:`MAX_SERVER_WAIT` (the cap
+Retry-After has, zerda.llm.errors.MAX_RETRY_AFTER) nor past its timeout: it fails at once
+with a retryable ``rate_limit`` error instead, with nothing reserved. Its turn under its own
+``rpm`` / ``tpm`` is waited for however long the queue (the pace the caller asked for).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import threading
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from zerda.llm._estimate import estimate_input_tokens
+from zerda.llm.errors import MAX_RETRY_AFTER, RateLimitError
+
+if TYPE_CHECKING:
+    from zerda.llm._request import Request
 
 __all__ = ["RateLimiter", "shared_limiter"]
 
@@ -36,25 +49,53 @@ _KINDS = ("requests", "tokens")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 _UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 
+WINDOW = 60.0
+# A reservation leaves the window this long after its minute, so that a send booked at the
+# exact end of one never lands inside it through a clock's rounding.
+_SLACK = 1e-6
+# The longest wait for a reset the provider's headers announce (the cap on Retry-After).
+MAX_SERVER_WAIT = MAX_RETRY_AFTER
 
-class _Bucket:
-    """``per_minute`` units, refilled continuously; the level may go negative (reserved
-    ahead), and the deficit says how long the last reservation waits."""
 
-    def __init__(self, per_minute: float, now: float) -> None:
-        self.capacity = per_minute
-        self.rate = per_minute / 60.0
-        self.level = per_minute
-        self.updated = now
+class _Window:
+    """The reservations of one limit (requests or tokens) that the last minute holds, in
+    the order of their send times: ``[time, amount, settled]``."""
 
-    def take(self, amount: float, now: float) -> float:
-        self.level = min(self.capacity, self.level + (now - self.updated) * self.rate)
-        self.updated = now
-        self.level -= amount
-        return -self.level / self.rate if self.level < 0 else 0.0
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.entries: deque[list[Any]] = deque()
+        self.total = 0.0
 
-    def give_back(self, amount: float) -> None:
-        self.level = min(self.capacity, self.level + amount)
+    def expire(self, now: float) -> None:
+        """Forgets what no window from ``now`` on holds any more."""
+        while self.entries and self.entries[0][0] + WINDOW + _SLACK <= now:
+            self.total -= self.entries.popleft()[1]
+
+    def earliest(self, amount: float, start: float) -> float:
+        """The first moment from ``start`` (no earlier than every reservation held) at
+        which ``amount`` more keeps the last 60 s within the limit. An amount over the
+        limit goes once the window is otherwise empty."""
+        need = self.total + amount - self.limit
+        if need <= 1e-9:
+            return start
+        freed = 0.0
+        for moment, held, _ in self.entries:
+            freed += held
+            if freed >= need - 1e-9:
+                return max(start, moment + WINDOW + _SLACK)
+        return max(start, self.entries[-1][0] + WINDOW + _SLACK) if self.entries else start
+
+    def book(self, amount: float, moment: float) -> None:
+        self.entries.append([moment, amount, False])
+        self.total += amount
+
+    def settle(self, estimated: float, used: float) -> None:
+        """The newest unsettled reservation of ``estimated`` now holds ``used``."""
+        for entry in reversed(self.entries):
+            if not entry[2] and entry[1] == estimated:
+                entry[1], entry[2] = used, True
+                self.total += used - estimated
+                return
 
 
 class RateLimiter:
@@ -81,12 +122,10 @@ class RateLimiter:
         self.clock, self.wall, self.sleep = clock, wall, sleep
         self.async_sleep = async_sleep
         self._lock = threading.Lock()
-        now = clock()
-        self._buckets = {
-            kind: _Bucket(limit, now)
-            for kind, limit in zip(_KINDS, (rpm, tpm), strict=True)
-            if limit
+        self._windows = {
+            kind: _Window(limit) for kind, limit in zip(_KINDS, (rpm, tpm), strict=True) if limit
         }
+        self._last = clock()  # the latest send time booked: first come, first served
         # What the server last said is left, and when that count resets (monotonic).
         self._server: dict[str, tuple[float, float]] = {}
 
@@ -99,53 +138,80 @@ class RateLimiter:
 
     # --- reserving -------------------------------------------------------------------------
 
-    def reserve(self, tokens: int) -> float:
-        """Reserves one request and ``tokens``; returns the seconds to wait before sending."""
+    def reserve(self, tokens: int, *, max_wait: float | None = None) -> float:
+        """Reserves one request and ``tokens``; returns the seconds to wait before sending.
+
+        Raises :class:`~zerda.llm.errors.RateLimitError` (retryable), reserving nothing,
+        when the provider's headers say nothing is left until a reset further away than
+        :data:`MAX_SERVER_WAIT` or ``max_wait`` (the call's timeout). The turn under this
+        limiter's own limits is never refused: the caller asked for that pace."""
         with self._lock:
             now = self.clock()
-            wait = 0.0
-            for kind, amount in zip(_KINDS, (1, tokens), strict=True):
-                bucket = self._buckets.get(kind)
-                if bucket is not None:
-                    wait = max(wait, bucket.take(amount, now))
-                wait = max(wait, self._server_wait(kind, amount, now))
-            return wait
+            amounts = dict(zip(_KINDS, (1, tokens), strict=True))
+            start = max(now, self._last)
+            for window in self._windows.values():
+                window.expire(start)
+            moment = max(
+                [start, *(w.earliest(amounts[k], start) for k, w in self._windows.items())]
+            )
+            kind, server_wait = self._server_wait(amounts, now)
+            _refuse_past(kind, server_wait, max_wait)
+            moment = max(moment, now + server_wait)
+            for name, window in self._windows.items():
+                window.book(amounts[name], moment)
+            self._take_server(amounts)
+            self._last = moment
+            return moment - now
 
-    def _server_wait(self, kind: str, amount: float, now: float) -> float:
-        cap = self._server.get(kind)
-        if cap is None:
-            return 0.0
-        remaining, reset_at = cap
-        if now >= reset_at:
-            del self._server[kind]
-            return 0.0
-        self._server[kind] = (remaining - amount, reset_at)
-        return reset_at - now if remaining - amount < 0 else 0.0
+    def _server_wait(self, amounts: dict[str, int], now: float) -> tuple[str, float]:
+        """(kind, seconds) of the longest wait the provider's counts impose on ``amounts``."""
+        worst = ("", 0.0)
+        for kind, amount in amounts.items():
+            cap = self._server.get(kind)
+            if cap is None:
+                continue
+            remaining, reset_at = cap
+            if now >= reset_at:
+                del self._server[kind]
+            elif remaining - amount < 0 and reset_at - now > worst[1]:
+                worst = (kind, reset_at - now)
+        return worst
+
+    def _take_server(self, amounts: dict[str, int]) -> None:
+        for kind, amount in amounts.items():
+            cap = self._server.get(kind)
+            if cap is not None:
+                self._server[kind] = (cap[0] - amount, cap[1])
 
     def settle(self, estimated: int, used: int | None) -> None:
-        """Corrects a reservation with the tokens the provider reported using."""
+        """Corrects a reservation of ``estimated`` tokens with the tokens the provider
+        reported using (the newest such reservation not corrected yet)."""
         if used is None:
             return
         with self._lock:
-            bucket = self._buckets.get("tokens")
-            if bucket is not None:
-                bucket.give_back(estimated - used)
+            window = self._windows.get("tokens")
+            if window is not None:
+                window.settle(estimated, used)
 
-    def wait(self, tokens: int) -> None:
-        delay = self.reserve(tokens)
+    def wait(self, tokens: int, *, max_wait: float | None = None) -> float:
+        """Reserves (see :meth:`reserve`) and sleeps until the reservation's turn; returns
+        the seconds slept."""
+        delay = self.reserve(tokens, max_wait=max_wait)
         if delay > 0:
             self.sleep(delay)
+        return delay
 
-    async def wait_async(self, tokens: int) -> None:
-        delay = self.reserve(tokens)
+    async def wait_async(self, tokens: int, *, max_wait: float | None = None) -> float:
+        delay = self.reserve(tokens, max_wait=max_wait)
         if delay <= 0:
-            return
+            return delay
         if self.async_sleep is not None:
             await self.async_sleep(delay)
-            return
+            return delay
         import asyncio  # loaded: this runs on an event loop
 
         await asyncio.sleep(delay)
+        return delay
 
     # --- the provider's headers ------------------------------------------------------------
 
@@ -165,6 +231,23 @@ class RateLimiter:
 
     async def observe_response_async(self, response: Any) -> None:
         self.observe(response.headers)
+
+
+def _refuse_past(kind: str, server_wait: float, max_wait: float | None) -> None:
+    """Raises RateLimitError when the provider's reset is further away than a call waits:
+    :data:`MAX_SERVER_WAIT`, or its timeout ``max_wait``."""
+    cap = MAX_SERVER_WAIT if max_wait is None else min(MAX_SERVER_WAIT, max_wait)
+    if server_wait <= cap:
+        return
+    limit = (
+        f"the call's timeout of {max_wait:g} s"
+        if cap == max_wait
+        else f"the {MAX_SERVER_WAIT:g} s Zerda waits at most for a provider's limit"
+    )
+    raise RateLimitError(
+        f"the provider's rate-limit headers say no {kind} are left until their reset "
+        f"in {server_wait:.0f} s, past {limit}: not sent"
+    )
 
 
 def _lower(headers: Mapping[str, str]) -> dict[str, str]:
@@ -234,18 +317,29 @@ def _fingerprint(api_key: str | None) -> str:
     return hashlib.sha256(api_key.encode()).hexdigest()[:16] if api_key else ""
 
 
+def account_digest(*parts: str | None) -> str:
+    """A digest telling accounts apart by what identifies them (an access key id, a
+    profile name...), for a wire's limiter scope: nothing given to it is kept."""
+    if not any(parts):
+        return ""
+    return _fingerprint("\0".join(part or "" for part in parts))
+
+
 def shared_limiter(
     setting: Mapping[str, Any] | RateLimiter,
     provider: str,
     base_url: str | None,
     api_key: str | None,
+    scope: tuple[str, ...] = (),
 ) -> RateLimiter:
     """The process's limiter for this account and these limits (``setting`` from
-    ``rate_limit=``); a RateLimiter given is used as is."""
+    ``rate_limit=``); a RateLimiter given is used as is. ``scope`` tells apart the accounts
+    an API key does not (an AWS region and credentials, a Google Cloud project and
+    location); it never holds a secret, only a digest of one."""
     if isinstance(setting, RateLimiter):
         return setting
     rpm, tpm = setting.get("rpm"), setting.get("tpm")
-    key = (provider, base_url, _fingerprint(api_key), rpm, tpm)
+    key = (provider, base_url, _fingerprint(api_key), scope, rpm, tpm)
     with _SHARED_LOCK:
         if key not in _SHARED:
             _SHARED[key] = RateLimiter(rpm, tpm)
@@ -269,11 +363,16 @@ def check_setting(setting: Any) -> None:
     RateLimiter(setting.get("rpm"), setting.get("tpm"))  # checks the numbers
 
 
-def estimate_tokens(native: Mapping[str, Any]) -> int:
-    """Tokens a request may use before its usage is known: its size at about four
-    characters a token, plus the output budget it asks for when it names one."""
-    size = len(json.dumps(native, default=str, ensure_ascii=False))
-    return size // 4 + _max_output(native)
+def estimate_tokens(native: Mapping[str, Any], req: Request | None = None) -> int:
+    """Tokens a request may use before its usage is known: its input as the providers
+    count it (:func:`zerda.llm._estimate.estimate_input_tokens` on the unified request
+    ``req``: text at about four characters a token, media by their size, never by their
+    base64 or the bytes a native body holds), plus the output budget it asks for. Without
+    ``req``, the native body's size as text."""
+    if req is None:
+        return estimate_input_tokens([native]) + _max_output(native)
+    estimate = estimate_input_tokens(req.messages, tools=req.tools, system=req.system)
+    return estimate + max(_max_output(native), req.max_tokens or 0)
 
 
 def _max_output(native: Mapping[str, Any]) -> int:

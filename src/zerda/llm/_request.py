@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from zerda.llm import _names
+from zerda.llm._schema_check import check_tool_schema
+from zerda.llm._schema_walk import bracket_bound, json_depth
 from zerda.llm.errors import InvalidRequestError
 from zerda.llm.executable import ExecutableTool
 from zerda.llm.messages import (
@@ -77,47 +79,51 @@ class Request:
 
 
 def schema_depth(schema: Any) -> int:
-    """How deep dicts and lists nest in ``schema``, counted level by level without
-    recursion (a schema nested past Python's recursion limit is measured too; each level
-    is two list comprehensions, as this runs for every tool on every call)."""
-    depth = 0
-    level = [schema]
-    while level:
-        containers = [v for v in level if isinstance(v, (dict, list))]
-        if not containers:
-            break
-        depth += 1
-        level = [c for v in containers for c in (v.values() if isinstance(v, dict) else v)]
-    return depth
+    """How deep dicts and lists nest in ``schema`` (:func:`zerda.llm._schema_walk.json_depth`)."""
+    return json_depth(schema)
 
 
 def _check_schema(index: int, name: str, schema: dict[str, Any]) -> None:
     text, problem = encoded(schema)
     # Each level of nesting opens a bracket, so their count bounds the depth: the walk
     # runs only for a schema that could be too deep (or that JSON could not encode).
-    if text is None or text.count("{") + text.count("[") > MAX_SCHEMA_DEPTH:
+    if text is None or bracket_bound(text) > MAX_SCHEMA_DEPTH:
         depth = schema_depth(schema)
         if depth > MAX_SCHEMA_DEPTH:
             raise InvalidRequestError(
                 f"tools[{index}] ({name!r}): the schema nests {depth} levels deep (dicts and "
                 f"lists); Zerda sends at most {MAX_SCHEMA_DEPTH} on every provider"
             )
-    if problem:
+    if problem or text is None:
         raise InvalidRequestError(
             f"tools[{index}] ({name!r}): the schema cannot be sent as JSON: {problem}"
         )
+    check_tool_schema(index, name, text)  # valid JSON Schema, usable (cached per schema)
+
+
+# A tool dict holds one of these; a dict with none of them (``{"city": "Paris", "temp": 18}``)
+# is most likely what the function returned: ``tools=[get_weather("x")]``.
+_TOOL_KEYS = frozenset({"name", "description", "parameters", "input_schema", "function"})
+_CALLED_HINT = (
+    " (was the function called? pass the function itself: tools=[get_weather], "
+    "not tools=[get_weather(...)])"
+)
 
 
 def _unwrap_tool(index: int, tool: Any) -> dict[str, Any]:
     """A unified tool dict from a unified or an OpenAI-style ({"type": "function"}) dict."""
     if not isinstance(tool, dict):
-        raise InvalidRequestError(f"tools[{index}] must be a dict, a function or a pydantic model")
+        raise InvalidRequestError(
+            f"tools[{index}] must be a dict, a function or a pydantic model, not "
+            f"{type(tool).__name__}{_CALLED_HINT}"
+        )
     if tool.get("type") == "function" and isinstance(tool.get("function"), dict):
         tool = tool["function"]
     try:
         t = _normalize_tool(tool)
     except ValueError as exc:
-        raise InvalidRequestError(f"tools[{index}]: {exc}") from None
+        hint = "" if _TOOL_KEYS & set(tool) else _CALLED_HINT
+        raise InvalidRequestError(f"tools[{index}]: {exc}{hint}") from None
     if not isinstance(t["name"], str):
         raise InvalidRequestError(f"tools[{index}]: 'name' must be a string")
     if not isinstance(t["schema"], dict):
@@ -173,6 +179,15 @@ def with_answer_tool(
     from zerda.llm._structured import answer_tool
 
     tool = answer_tool(output)
+    kind = tool["parameters"].get("type")
+    if kind != "object":  # a tool's arguments are an object on every provider
+        raise InvalidRequestError(
+            f"response_format {output.name!r}: in tool mode the answer travels as a tool's "
+            f'arguments, which must be an object schema ("type": "object"), not '
+            f"{'type ' + repr(kind) if kind is not None else 'a schema without a type'}; "
+            "a row with native structured output may take it",
+            capability=True,
+        )
     if any(t["name"] == tool["name"] for t in tools or []):
         raise InvalidRequestError(
             f"response_format {output.name!r}: a tool of that name is already in tools"
@@ -244,19 +259,21 @@ def check_tool_choice(
     choice: str | dict[str, str] | None, parallel_tool_calls: bool | None, spec: ProviderSpec
 ) -> None:
     """tool_choice and parallel_tool_calls=False only where the row says the provider
-    honours them: never silently ignored."""
+    honours them: never silently ignored (a capability refusal: another row may)."""
     supported = spec.traits.tool_choice
     kind = "name" if isinstance(choice, dict) else choice
     if kind is not None and kind not in supported:
         shown = ", ".join(repr(c) if c != "name" else "a tool name" for c in sorted(supported))
         raise InvalidRequestError(
-            f"tool_choice {kind!r}: {spec.name} cannot enforce it (supported: {shown})"
+            f"tool_choice {kind!r}: {spec.name} cannot enforce it (supported: {shown})",
+            capability=True,
         )
     if parallel_tool_calls is False and not spec.traits.parallel_tool_calls:
         able = spec.rows_with("parallel_tool_calls")
         raise InvalidRequestError(
             f"parallel_tool_calls=False: {spec.name} has no such switch, so it cannot "
-            f"be honoured (providers that have it: {', '.join(able)})"
+            f"be honoured (providers that have it: {', '.join(able)})",
+            capability=True,
         )
 
 
@@ -430,7 +447,8 @@ def prepare(
     system_text, rest, system_parts = _conversation(spec, history, system, tool_results, cache)
     if stop and not spec.traits.stop_sequences:
         raise InvalidRequestError(
-            f"stop: {spec.name} has no stop sequences, so they cannot be honoured"
+            f"stop: {spec.name} has no stop sequences, so they cannot be honoured",
+            capability=True,
         )
     choice = normalize_tool_choice(tool_choice, unified_tools)
     check_tool_choice(choice, parallel_tool_calls, spec)

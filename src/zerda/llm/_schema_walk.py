@@ -17,6 +17,15 @@ from typing import Any
 from urllib.parse import unquote
 
 
+class DialectError(ValueError):
+    """A schema an adapter cannot express in its provider's dialect (Gemini's subset, strict
+    mode). Schemas are checked as JSON Schema first (:mod:`zerda.llm._schema_check`), so what
+    an adapter refuses is what its rows cannot take: a capability refusal, on which a
+    fallback moves on (``InvalidRequestError.capability``)."""
+
+    capability = True
+
+
 @dataclass(frozen=True)
 class SchemaContext:
     """Where the walk is: the whole schema (for ``$ref``), its owner, the refs being
@@ -35,8 +44,8 @@ class SchemaContext:
         """The context inside the target of ``ref``: the same path, one more ref open."""
         return SchemaContext(self.root, self.owner, (*self.refs, ref), self.path)
 
-    def error(self, message: str) -> ValueError:
-        return ValueError(f"{self.owner}: schema at {self.path}: {message}")
+    def error(self, message: str) -> DialectError:
+        return DialectError(f"{self.owner}: schema at {self.path}: {message}")
 
     def resolve(self, ref: str, why_local: str = "") -> Any:
         """What a local ``$ref`` (a JSON pointer in a URI fragment) points to."""
@@ -64,6 +73,27 @@ def copy_json(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [copy_json(item) for item in value]
     return value
+
+
+def json_depth(value: Any) -> int:
+    """How deep dicts and lists nest in ``value``, counted level by level without
+    recursion (a value nested past Python's recursion limit is measured too; each level is
+    two list comprehensions, as this runs for every tool schema on every call)."""
+    depth = 0
+    level = [value]
+    while level:
+        containers = [v for v in level if isinstance(v, (dict, list))]
+        if not containers:
+            break
+        depth += 1
+        level = [c for v in containers for c in (v.values() if isinstance(v, dict) else v)]
+    return depth
+
+
+def bracket_bound(text: str) -> int:
+    """An upper bound of how deep the JSON ``text`` nests (each level opens a bracket): a
+    cheap test of whether measuring it is worth it."""
+    return text.count("{") + text.count("[")
 
 
 def json_kind(value: Any) -> str:

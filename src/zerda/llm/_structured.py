@@ -20,11 +20,15 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from zerda.llm import _schema_check
+from zerda.llm._request import MAX_SCHEMA_DEPTH
+from zerda.llm._schema_walk import bracket_bound, json_depth
 from zerda.llm.errors import InvalidRequestError
+from zerda.llm.messages import encoded
 
 if TYPE_CHECKING:
     from zerda.llm._traits import Traits
@@ -71,6 +75,7 @@ def output_spec(value: Any) -> OutputSpec | None:
 
 def _model_spec(model: Any) -> OutputSpec:
     schema = model.model_json_schema()
+    _check_model_schema(model, schema)
     description = schema.get("description") if isinstance(schema.get("description"), str) else None
     return OutputSpec("model", _tool_name(model.__name__), schema, description, model)
 
@@ -83,34 +88,52 @@ def _schema_spec(value: Mapping[str, Any]) -> OutputSpec:
         raise InvalidRequestError("response_format: a schema dict needs a 'name' (a string)")
     if not isinstance(schema, Mapping):
         raise InvalidRequestError(f"response_format {name!r}: 'schema' must be a JSON Schema dict")
-    _check_schema(name, schema)
+    text = _schema_text(name, schema)
+    _refuse(name, _schema_check.verdict(_schema_check.output_schema_problem, text))
     description = value.get("description")
     return OutputSpec(
         "schema",
         _tool_name(name),
-        json.loads(json.dumps(schema)),  # a private copy: the caller's dict is never touched
+        json.loads(text),  # a private copy: the caller's dict is never touched
         description if isinstance(description, str) else None,
     )
 
 
-def _check_schema(name: str, schema: Mapping[str, Any]) -> None:
-    jsonschema = _jsonschema()
-    # Draft 7's metaschema unless the schema names its draft: checking against 2020-12's
-    # (dynamic references) costs about 15 times as much, for the same mistakes found.
-    meta = _meta_validator(jsonschema.validators.validator_for(schema, jsonschema.Draft7Validator))
-    error = jsonschema.exceptions.best_match(meta.iter_errors(schema))
-    if error is not None:
-        where = "/".join(str(p) for p in error.path) or "the root"
+def _schema_text(name: str, schema: Mapping[str, Any]) -> str:
+    """The schema's JSON text (what is sent, and the key its verdict is cached under)."""
+    text, problem = encoded(schema)
+    if text is None:
         raise InvalidRequestError(
-            f"response_format {name!r}: not a valid JSON Schema at {where}: {error.message}"
+            f"response_format {name!r}: the schema cannot be sent as JSON: {problem}"
         )
+    if bracket_bound(text) > MAX_SCHEMA_DEPTH and json_depth(schema) > MAX_SCHEMA_DEPTH:
+        raise InvalidRequestError(
+            f"response_format {name!r}: the schema nests {json_depth(schema)} levels deep "
+            f"(dicts and lists); Zerda sends at most {MAX_SCHEMA_DEPTH} on every provider"
+        )
+    return text
 
 
-@functools.cache
-def _meta_validator(cls: Any) -> Any:
-    """A validator of schemas of one draft (what ``check_schema`` builds on every call:
-    reusing it keeps its resolved metaschema references)."""
-    return cls(cls.META_SCHEMA)
+def _refuse(name: str, problem: str | None) -> None:
+    """A schema problem (:mod:`zerda.llm._schema_check`) as the refusal of the request."""
+    if problem is not None:
+        raise InvalidRequestError(f"response_format {name!r}: {problem}")
+
+
+@functools.lru_cache(maxsize=256)
+def _model_problem(model: Any) -> str | None:
+    """A pydantic model's schema checked once per model (its schema does not change)."""
+    return _schema_check.verdict(
+        _schema_check.output_schema_problem, json.dumps(model.model_json_schema())
+    )
+
+
+def _check_model_schema(model: Any, schema: dict[str, Any]) -> None:
+    try:
+        problem = _model_problem(model)
+    except TypeError:  # an unhashable model class: checked each time
+        problem = _schema_check.verdict(_schema_check.output_schema_problem, json.dumps(schema))
+    _refuse(model.__name__, problem)
 
 
 def _jsonschema() -> Any:
@@ -147,13 +170,16 @@ def choose_mode(
         if requested not in modes or not _native_fits(spec, traits, model, False, requested):
             raise InvalidRequestError(
                 f"structured_output={requested!r}: {provider} cannot do that for this "
-                f"response_format (its modes: {', '.join(modes)})"
+                f"response_format (its modes: {', '.join(modes)})",
+                capability=True,
             )
         return str(requested)
     for mode in modes:
         if _native_fits(spec, traits, model, has_tools, mode):
             return mode
-    raise InvalidRequestError(f"{provider} has no structured-output mode for this response_format")
+    raise InvalidRequestError(
+        f"{provider} has no structured-output mode for this response_format", capability=True
+    )
 
 
 def _native_fits(spec: OutputSpec, traits: Traits, model: str, has_tools: bool, mode: str) -> bool:
@@ -272,17 +298,82 @@ def answer_text(arguments: Any) -> str:
     """The JSON text of an answer tool's arguments (unparseable ones as they came)."""
     if isinstance(arguments, dict) and set(arguments) == {"_raw"}:
         return str(arguments["_raw"])
-    return json.dumps(arguments, ensure_ascii=False)
+    try:
+        return json.dumps(arguments, ensure_ascii=False)
+    except RecursionError:  # parsed a few frames higher up, nested too deep to encode here
+        return _json_text(arguments)
+
+
+class _Literal(str):
+    """A piece of JSON syntax on :func:`_json_text`'s stack (a plain str there is a value)."""
+
+
+def _json_text(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)``, built with a stack instead of recursion:
+    for arguments nested past Python's recursion limit (the answer is then reported as too
+    deep, its text kept)."""
+    out: list[str] = []
+    todo: list[Any] = [value]
+    while todo:
+        item = todo.pop()
+        if type(item) is _Literal:
+            out.append(item)
+        elif isinstance(item, (dict, list)) and item:
+            entries = list(item.items()) if isinstance(item, dict) else list(enumerate(item))
+            todo.append(_Literal("}" if isinstance(item, dict) else "]"))
+            for n, (key, sub) in enumerate(reversed(entries)):
+                opener = ("{" if isinstance(item, dict) else "[") if n == len(entries) - 1 else ", "
+                label = (
+                    json.dumps(str(key), ensure_ascii=False) + ": "
+                    if isinstance(item, dict)
+                    else ""
+                )
+                todo += [sub, _Literal(opener + label)]
+        else:
+            out.append(json.dumps(item, ensure_ascii=False))
+    return "".join(out)
+
+
+# How deep a structured answer may nest (dicts and lists). json.loads, jsonschema, pydantic
+# and the comparisons of partial objects recurse once or more per level, and reach Python's
+# recursion limit (1,000 frames) from a few hundred levels: a deeper answer (a degenerate
+# ``[[[[...`` output) is an invalid answer, never a RecursionError. No real answer nests 100.
+MAX_ANSWER_DEPTH = 100
 
 
 def parse_answer(spec: OutputSpec, text: str | None) -> tuple[Any, str | None]:
     """(the validated value, None) or (None, why the answer is invalid)."""
     if text is None or not text.strip():
         return None, "the model gave no answer"
+    value, error = load_answer(text)
+    if error is not None:
+        return None, error
+    try:
+        return _validated(spec, value)
+    except RecursionError:  # a recursive schema walked deep, from a deep caller's stack
+        return None, _too_deep("it is nested too deeply to validate")
+
+
+def load_answer(text: str) -> tuple[Any, str | None]:
+    """(the decoded JSON, None) or (None, why it is not a JSON value Zerda can take)."""
     try:
         value = json.loads(text)
+    except RecursionError:
+        return None, _too_deep("it is nested past what the JSON decoder takes")
     except ValueError as exc:
         return None, f"the answer is not valid JSON: {exc}"
+    if bracket_bound(text) > MAX_ANSWER_DEPTH:
+        depth = json_depth(value)
+        if depth > MAX_ANSWER_DEPTH:
+            return None, _too_deep(f"{depth} levels of dicts and lists")
+    return value, None
+
+
+def _too_deep(detail: str) -> str:
+    return f"the answer nests too deeply ({detail}); Zerda parses at most {MAX_ANSWER_DEPTH} levels"
+
+
+def _validated(spec: OutputSpec, value: Any) -> tuple[Any, str | None]:
     if spec.schema is not None and spec.strict and spec.mode == "native":
         value = drop_strict_nulls(value, spec.schema)
     if spec.kind == "model":
@@ -302,14 +393,44 @@ def _validate_model(model: Any, value: Any) -> tuple[Any, str | None]:
 
 
 def _validate_schema(schema: dict[str, Any], value: Any) -> tuple[Any, str | None]:
-    jsonschema = _jsonschema()
-    error = jsonschema.exceptions.best_match(
-        jsonschema.validators.validator_for(schema)(schema).iter_errors(value)
-    )
+    error = _jsonschema().exceptions.best_match(_answer_validator(schema).iter_errors(value))
     if error is None:
         return value, None
     where = "/".join(str(p) for p in error.absolute_path) or "the root"
     return None, f"the answer does not match the schema at {where}: {error.message}"
+
+
+def _answer_validator(schema: dict[str, Any]) -> Any:
+    """A validator of answers against ``schema``: its draft as the schema was checked with
+    (:func:`zerda.llm._schema_check.validator_class`), patterns read as ECMA-262."""
+    return _with_ecma_patterns(_schema_check.validator_class(schema))(schema)
+
+
+@functools.cache
+def _with_ecma_patterns(cls: Any) -> Any:
+    """``cls`` whose ``pattern`` and ``patternProperties`` read ECMA-262 patterns
+    (jsonschema's own call Python's ``re`` with them, which lacks ``\\p{L}`` and more)."""
+    return _jsonschema().validators.extend(
+        cls, {"pattern": _pattern, "patternProperties": _pattern_properties}
+    )
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+    if validator.is_type(instance, "string") and not _schema_check.compiled(pattern).search(
+        instance
+    ):
+        yield _jsonschema().ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(
+    validator: Any, patterns: Mapping[str, Any], instance: Any, schema: Any
+) -> Iterator[Any]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, item in instance.items():
+            if _schema_check.compiled(pattern).search(key):
+                yield from validator.descend(item, subschema, path=key, schema_path=pattern)
 
 
 def drop_strict_nulls(value: Any, schema: Mapping[str, Any]) -> Any:
@@ -374,9 +495,15 @@ class PartialParser:
         self._jiter: Any = None
 
     def feed(self, text: str) -> list[dict[str, Any]]:
-        """A ``partial`` event when ``text`` parses to more than the last partial."""
+        """A ``partial`` event when ``text`` parses to more than the last partial. An
+        object nested deeper than an answer may be (:data:`MAX_ANSWER_DEPTH`) gives none:
+        comparing it would recurse as deep, and its answer will be refused."""
         value = self._parse(text)
-        if value is None or value == self.last or _size(value) < _size(self.last):
+        if value is None:
+            return []
+        if bracket_bound(text) > MAX_ANSWER_DEPTH and json_depth(value) > MAX_ANSWER_DEPTH:
+            return []
+        if value == self.last or _size(value) < _size(self.last):
             return []
         self.last = value
         return [{"type": "partial", "partial": value}]

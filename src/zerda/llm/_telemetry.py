@@ -16,12 +16,14 @@ Conventions: https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+logger = logging.getLogger("zerda")
 _UNSET: Any = object()
 _trace: Any = _UNSET  # the opentelemetry.trace module; None when it is not installed
 _tracer: Any = None
@@ -89,24 +91,32 @@ def start_chat(llm: Any, messages: Any, kwargs: Mapping[str, Any]) -> Any:
     return t.start_span(f"chat {llm.model}", kind=kind, attributes=attributes)
 
 
-def agent(llm: Any) -> AbstractContextManager[Any]:
-    """The current ``invoke_agent`` span around one ``run``."""
-    if tracer() is None:
-        return _NO_SPAN
+def start_agent(llm: Any, resumed: bool = False) -> Any:
+    """The ``invoke_agent`` span of one ``run``, started but not made current: a streamed
+    run is a generator, so the loop makes it current around each step only (:func:`activate`).
+    A run that resumes a paused one says so (``zerda.run.resumed``)."""
+    t = tracer()
+    if t is None:
+        return None
     attributes = _drop_none(
         {
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.provider.name": getattr(llm, "provider", None),
             "gen_ai.request.model": getattr(llm, "model", None),
+            "zerda.run.resumed": resumed or None,
         }
     )
-    return _current("invoke_agent", "INTERNAL", attributes)
+    return t.start_span("invoke_agent", kind=_kind("INTERNAL"), attributes=attributes)
 
 
-def tool(call: Mapping[str, Any]) -> AbstractContextManager[Any]:
-    """The current ``execute_tool`` span around one tool execution."""
-    if tracer() is None:
-        return _NO_SPAN
+def start_tool(call: Mapping[str, Any]) -> Any:
+    """The ``execute_tool`` span of one call, started but not current: the call runs on a
+    worker thread or in a task, where :func:`activate` makes it current; it ends when the
+    call is answered (:func:`end_tool`), which for a timed-out call is before its thread
+    ends."""
+    t = tracer()
+    if t is None:
+        return None
     attributes = _drop_none(
         {
             "gen_ai.operation.name": "execute_tool",
@@ -117,7 +127,18 @@ def tool(call: Mapping[str, Any]) -> AbstractContextManager[Any]:
     )
     if capture_content():
         attributes["gen_ai.tool.call.arguments"] = _json(call.get("arguments"))
-    return _current(f"execute_tool {call.get('name')}", "INTERNAL", attributes)
+    return t.start_span(
+        f"execute_tool {call.get('name')}", kind=_kind("INTERNAL"), attributes=attributes
+    )
+
+
+def activate(span: Any) -> AbstractContextManager[Any]:
+    """``span`` made current in this context while the block lasts; it is not ended."""
+    if span is None:
+        return _NO_SPAN
+    return _trace.use_span(  # type: ignore[no-any-return]
+        span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+    )
 
 
 @contextmanager
@@ -165,6 +186,42 @@ def end_chat(span: Any, result: Mapping[str, Any] | None, error: BaseException |
         _set_error(span, getattr(error, "type", None) or type(error).__qualname__)
     record_result(span, result)
     span.end()
+
+
+def end_agent(span: Any, result: Mapping[str, Any] | None, error: BaseException | None) -> None:
+    """Ends a run's span; a paused run records the pause (``zerda.run.paused`` and an
+    event listing the ids of the calls awaiting a decision)."""
+    if span is None:
+        return
+    if result is not None and result.get("stop_reason") == "paused":
+        ids = tuple(str(c.get("id")) for c in result.get("pending") or ())
+        span.set_attribute("zerda.run.paused", True)
+        span.add_event("zerda.run.paused", {"zerda.run.pending_call_ids": ids})
+    end_chat(span, result, error)
+
+
+def end_tool(
+    span: Any,
+    message: Mapping[str, Any],
+    *,
+    approval: str | None = None,
+    timed_out: float | None = None,
+    end_ns: int | None = None,
+) -> None:
+    """Ends a call's span: its result, the decision on it (``zerda.tool.approval``:
+    approved, edited, denied; ``error.type`` ``denied``) and a timeout (``error.type``
+    ``timeout``, ``zerda.tool.timeout`` in seconds); ``end_ns``: when it was answered."""
+    if span is None:
+        return
+    record_tool_result(span, message)
+    if approval is not None:
+        span.set_attribute("zerda.tool.approval", approval)
+        if approval == "denied":
+            _set_error(span, "denied")
+    if timed_out is not None:
+        span.set_attribute("zerda.tool.timeout", timed_out)
+        _set_error(span, "timeout")
+    span.end(end_time=end_ns)
 
 
 def record_tool_result(span: Any, message: Mapping[str, Any]) -> None:
@@ -217,4 +274,12 @@ def _drop_none(attributes: dict[str, Any]) -> dict[str, Any]:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+    """Captured content as JSON text. Telemetry never changes a call's outcome: what cannot
+    be written (a message holding itself, nesting past the recursion limit, keys JSON has
+    no form for, a value whose ``str`` raises) is replaced by a marker, and the failure is
+    logged at DEBUG, by its type only (the content may be personal data)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except Exception as exc:  # noqa: BLE001 - whatever the content, the call goes on
+        logger.debug("telemetry: content not captured (%s)", type(exc).__name__)
+        return f"[not captured: {type(exc).__name__}]"

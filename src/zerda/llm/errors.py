@@ -59,7 +59,16 @@ class ZerdaError(Exception):
 
 
 class InvalidRequestError(ZerdaError):
+    """A request refused (by Zerda before sending, or by the provider). ``capability`` is
+    True when the request is well formed but this row cannot take it (a part, a medium, a
+    feature or a parameter it lacks, checked against its traits): a fallback then moves on
+    to its next interface, which may take it (docs/errors.md, "Capability refusals")."""
+
     type = "invalid_request"
+
+    def __init__(self, message: str, *, capability: bool = False, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.capability = capability
 
 
 class AuthenticationError(ZerdaError):
@@ -172,6 +181,7 @@ def error_result(
         "usage": None,
         "reasoning": reasoning or None,
         "message": None,
+        "cost": None,  # DESIGN §21: a failed call has no usage to price
         "error": error.to_dict(),
     }
 
@@ -218,7 +228,10 @@ def retry_delay(
 
 def excerpt(value: Any, limit: int = 300) -> str:
     """``repr(value)``, cut to ``limit`` characters: a raw part quoted in an error."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except RecursionError:  # a provider's part nested past the recursion limit
+        return f"<a {type(value).__name__} nested too deeply to show>"
     return text if len(text) <= limit else text[:limit] + "..."
 
 

@@ -3,11 +3,19 @@
 ``create_interface([llm_a, llm_b])`` or ``create_interface(["anthropic:m1", "openai:m2"],
 options={"anthropic": {...}, "openai": {...}})`` returns a :class:`FallbackInterface`: each
 call goes to the first interface, and moves to the next only when it failed in a way another
-provider may not (rate_limit, server, timeout, connection), after that interface's own
-retries. Any other failure (a 400 is ``invalid_request``) is the answer: another provider
-would refuse the same request. The next interface gets the same arguments and the same
-history, which any provider can continue. A stream moves on only before its first event:
-once text has been shown, starting again elsewhere would show it twice.
+provider may not: rate_limit, server, timeout, connection (after that interface's own
+retries), or a capability refusal before sending (the request is well formed but this row
+cannot take it: an image URL where only bytes are taken, a tool_choice or a reasoning setting
+it lacks; ``InvalidRequestError.capability``). Any other failure (a 400, a malformed history,
+a bad schema) is the answer: another provider would refuse the same request. The next
+interface gets the same arguments and the same history, which any provider can continue. A
+stream moves on only before its first event: once text has been shown, starting again
+elsewhere would show it twice.
+
+An invalid structured answer (``response_format``) is an answer, not a failure: the
+interface's own result comes back (``content``, ``parse_error``, ``usage``), or its
+``OutputValidationError`` with ``raise_errors=True``, so ``run``'s ``output_retries`` work
+over a fallback as over one interface.
 
 Every result says which interface answered in ``result["provider"]`` (its provider name).
 """
@@ -18,9 +26,10 @@ import logging
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
-from zerda.llm._drive import Body, drive, drive_async
+from zerda.llm._calls import TypedCalls
+from zerda.llm._drive import Body
 from zerda.llm._runs import ToolLoop
-from zerda.llm.errors import RETRYABLE_TYPES, ZerdaError, error_result
+from zerda.llm.errors import RETRYABLE_TYPES, OutputValidationError, ZerdaError, error_result
 
 __all__ = ["FallbackInterface", "fallback_interface"]
 
@@ -30,7 +39,7 @@ logger = logging.getLogger("zerda")
 FALLBACK_TYPES = RETRYABLE_TYPES
 
 
-class FallbackInterface(ToolLoop):
+class FallbackInterface(TypedCalls, ToolLoop):
     """generate / generate_async / stream / stream_async / run / run_async over a list of
     interfaces, tried in order; see the module docstring."""
 
@@ -79,7 +88,7 @@ class FallbackInterface(ToolLoop):
 
     def _moves_on(self, index: int, err: ZerdaError) -> bool:
         """Whether a failure of interface ``index`` sends the call to the next one."""
-        if index == len(self.interfaces) - 1 or err.type not in FALLBACK_TYPES:
+        if index == len(self.interfaces) - 1 or not _another_may_not(err):
             return False
         nxt = self.interfaces[index + 1]
         logger.debug("%s failed (%s): falling back to %s", err.provider, err.type, nxt.provider)
@@ -88,9 +97,14 @@ class FallbackInterface(ToolLoop):
     def _give_up(
         self, err: ZerdaError, llm: Any, raise_errors: bool | None, content: str | None = None
     ) -> dict[str, Any]:
+        """The failure as the call's answer: raised, or its result. An invalid structured
+        answer is the interface's own result (module docstring)."""
+        answer = None
+        if isinstance(err, OutputValidationError) and err.result is not None:
+            err.result = answer = _answered(err.result, llm)
         if self.raise_errors if raise_errors is None else raise_errors:
             raise err
-        return _answered(error_result(err, content), llm)
+        return answer if answer is not None else _answered(error_result(err, content), llm)
 
     def _generation(
         self, messages: Any, raise_errors: bool | None, kwargs: dict[str, Any]
@@ -107,18 +121,27 @@ class FallbackInterface(ToolLoop):
 
     # --- public API -------------------------------------------------------------------------
 
-    def generate(
+    def count_tokens(
         self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
     ) -> dict[str, Any]:
-        return drive(self._generation(messages, raise_errors, kwargs))
+        """The first interface's count (``tools=``, ``system=``): every call goes there first
+        (docs/cost-and-limits.md, "Counting tokens")."""
+        return self.interfaces[0].count_tokens(  # type: ignore[no-any-return]
+            messages, raise_errors=self._raises(raise_errors), **kwargs
+        )
 
-    async def generate_async(
+    async def count_tokens_async(
         self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
     ) -> dict[str, Any]:
-        return await drive_async(self._generation(messages, raise_errors, kwargs))
+        return await self.interfaces[0].count_tokens_async(  # type: ignore[no-any-return]
+            messages, raise_errors=self._raises(raise_errors), **kwargs
+        )
 
-    def stream(
-        self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
+    def _raises(self, raise_errors: bool | None) -> bool:
+        return self.raise_errors if raise_errors is None else raise_errors
+
+    def _events(
+        self, messages: Any, raise_errors: bool | None, kwargs: dict[str, Any]
     ) -> Iterator[dict[str, Any]]:
         course = _StreamCourse(self, raise_errors)
         for llm, texts in course:
@@ -129,8 +152,8 @@ class FallbackInterface(ToolLoop):
             except ZerdaError as err:
                 yield from course.failed(err)
 
-    async def stream_async(
-        self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
+    async def _events_async(
+        self, messages: Any, raise_errors: bool | None, kwargs: dict[str, Any]
     ) -> AsyncIterator[dict[str, Any]]:
         course = _StreamCourse(self, raise_errors)
         for llm, texts in course:
@@ -199,6 +222,12 @@ class _StreamCourse:
         self.over = True
         result = fallback._give_up(err, self.llm, self.raise_errors, "".join(texts) or None)
         return [_done(result)]
+
+
+def _another_may_not(err: ZerdaError) -> bool:
+    """Whether another interface may not fail as ``err`` did: a retryable failure, or a
+    refusal of what this row cannot take (never an invalid answer or bad input)."""
+    return err.type in FALLBACK_TYPES or getattr(err, "capability", False) is True
 
 
 def _answered(result: dict[str, Any], llm: Any) -> dict[str, Any]:

@@ -160,7 +160,9 @@ def _parse_json_arguments(raw: Any) -> dict:
         return {}
     try:
         parsed = json.loads(raw)
-    except (json.JSONDecodeError, TypeError):
+    # RecursionError: JSON nested past Python's recursion limit (a degenerate "[[[[..."),
+    # unparseable here like any other broken text.
+    except (json.JSONDecodeError, TypeError, RecursionError):
         return {"_raw": raw}
     return parsed if isinstance(parsed, dict) else {"_raw": raw}
 

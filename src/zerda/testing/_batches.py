@@ -1,6 +1,7 @@
 """Batch APIs on MockLLMServer: the part every wire shares (the files and jobs store, the
-answering of one item); each wire's own API is its folder's ``batches.py``
-(``zerda.testing.wires.<wire>.batches``), named by its ``MockWire.batches``.
+answering of one item, the faults scripted on batch requests); each wire's own API is its
+folder's ``batches.py`` (``zerda.testing.wires.<wire>.batches``), named by its
+``MockWire.batches``.
 
 Close enough for the real SDKs: job creation, status transitions, results files. Each status
 request moves a job one step; the items are answered when the job ends, each as one request
@@ -8,17 +9,24 @@ to the wire's chat endpoint would be: checked by the wire's validation (a broken
 item's error, as the real APIs report it), answered from the queues, the default or
 ``respond_with``, and logged in ``server.requests`` like any request.
 
-A wire's batch module exposes ``handle(mock, wire, req, renderer, host) -> Reply``.
+A wire's batch module exposes ``handle(mock, wire, req, renderer, host) -> Reply``, and may
+expose ``render_fault(req, err) -> Reply | None``: a scripted error in the form a path of its
+own answers errors (Bedrock's S3 answers XML), None for the renderer's error body.
+
+``MockLLMServer.enqueue_batch_fault`` scripts what the job queues cannot (their items answer
+the batch's requests): a batch API request that waits, then fails with the provider's error
+(a 503 while a job is polled, an error body that echoes the key), or is answered as usual.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import re
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from email.parser import BytesParser
 from email.policy import HTTP
 from types import ModuleType
@@ -52,20 +60,53 @@ class _Job:
     base: str = ""  # the path the items' endpoint is under (Groq's /openai)
 
 
+@dataclass
+class BatchFault:
+    """A scripted batch API request (``MockLLMServer.enqueue_batch_fault``): the next one of
+    ``provider`` (None: of any) whose path ``path`` matches (``re.search``; None: any path)
+    waits ``delay`` seconds, then gets ``raw`` (a reply served as it is: a results file the
+    provider broke), else ``error``, else the usual answer."""
+
+    provider: str | None
+    path: re.Pattern[str] | None
+    delay: float = 0.0
+    error: ErrorReply | None = None
+    raw: Reply | None = None
+
+    def matches(self, provider: str, path: str) -> bool:
+        return self.provider in (None, provider) and (
+            self.path is None or self.path.search(path) is not None
+        )
+
+
 class BatchStore:
-    """Uploaded files and jobs of one server."""
+    """Uploaded files, jobs and scripted faults of one server."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.files: dict[str, tuple[dict[str, Any], bytes]] = {}
         self.jobs: dict[str, _Job] = {}
         self.objects: dict[tuple[str, str], bytes] = {}  # S3, for Bedrock: (bucket, key)
+        self.faults: list[BatchFault] = []
 
     def clear(self) -> None:
         with self.lock:
             self.files.clear()
             self.jobs.clear()
             self.objects.clear()
+            self.faults.clear()
+
+    def add_fault(self, fault: BatchFault) -> None:
+        with self.lock:
+            self.faults.append(fault)
+
+    def take_fault(self, provider: str, path: str) -> BatchFault | None:
+        """The first queued fault for this request, taken off the queue."""
+        with self.lock:
+            for index, fault in enumerate(self.faults):
+                if fault.matches(provider, path):
+                    return self.faults.pop(index)
+        return None
 
 
 def is_batch_path(wire: str, path: str) -> bool:
@@ -85,8 +126,32 @@ def _module(wire: str) -> ModuleType:
 
 
 def handle(mock: MockLLMServer, wire: str, req: RecordedRequest, renderer: Any, host: str) -> Reply:
-    """The reply to one batch API request, from the wire's own batch module."""
+    """The reply to one batch API request, from the wire's own batch module, unless a
+    scripted fault takes it (after its delay)."""
+    fault = mock._batches.take_fault(req.provider, req.path)
+    if fault is not None and fault.delay > 0:
+        mock._stopping.wait(fault.delay)  # stop() releases a waiting handler at once
+    if fault is not None and fault.raw is not None:
+        return fault.raw
+    if fault is not None and fault.error is not None:
+        return _fault_reply(_module(wire), req, renderer, fault.error)
     reply: Reply = _module(wire).handle(mock, wire, req, renderer, host)
+    return reply
+
+
+def _fault_reply(module: ModuleType, req: RecordedRequest, renderer: Any, err: ErrorReply) -> Reply:
+    """A scripted error as the path answers errors: the wire's ``render_fault`` where it has
+    one of its own, else the provider's error body; with ``Retry-After`` when asked."""
+    render_fault = getattr(module, "render_fault", None)
+    reply: Reply | None = render_fault(req, err) if render_fault is not None else None
+    if reply is None:
+        reply = renderer.render_error(err)
+    if err.body is not None:
+        reply = replace(reply, body=json.dumps(err.body).encode("utf-8"))
+    if err.retry_after is not None:
+        seconds = err.retry_after
+        after = {"retry-after": f"{seconds:g}", "retry-after-ms": str(int(seconds * 1000))}
+        reply = replace(reply, headers={**after, **reply.headers})
     return reply
 
 

@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from zerda.llm import registry
+from zerda.testing import wires
 from zerda.testing._script import RecordedRequest
 
 VERSION = 1
@@ -220,16 +222,23 @@ class Recorder:
 
 
 def _relative_path(provider: str, raw_path: str) -> str:
-    """The request path after the provider's base URL (``/openai/v1`` for OpenAI, whose
-    SDK base URL ends in /v1; ``/<provider>`` for the others), query included."""
-    prefix = "/openai/v1" if provider == "openai" else f"/{provider}"
+    """The request path after the base URL ``MockLLMServer.base_url(provider)`` gives the SDK
+    (``/<provider>`` and the wire's ``base_path``: ``/v1`` for every OpenAI-shaped row), query
+    included: the upstream base URL (the one the SDK would use, ``.../v1`` for those rows)
+    takes its place, so a request is never forwarded to ``.../v1/v1/...``."""
     parts = urlsplit(raw_path)
-    path = parts.path
-    for candidate in (prefix, "/" + path.lstrip("/").split("/", 1)[0]):
-        if path.startswith(candidate):
-            path = path[len(candidate) :]
-            break
+    _, _, rest = parts.path.lstrip("/").partition("/")  # the /<provider> segment (or alias)
+    path = "/" + rest
+    base_path = _base_path(provider)
+    if base_path and (path == base_path or path.startswith(base_path + "/")):
+        path = path[len(base_path) :]
     return path + (f"?{parts.query}" if parts.query else "")
+
+
+def _base_path(provider: str) -> str:
+    """What the mock's base URL for ``provider`` adds after ``/<provider>`` (its wire's
+    ``MockWire.base_path``)."""
+    return wires.mock_wire(registry.get(provider).wire).base_path
 
 
 def _request_record(req: RecordedRequest) -> dict[str, Any]:

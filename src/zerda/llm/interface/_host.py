@@ -49,8 +49,7 @@ class Host:
     _owns_client: bool
     _async_client: Any
     _owns_async: bool
-    _async_loop: weakref.ReferenceType[asyncio.AbstractEventLoop] | None
-    _async_closer: _LoopCloser | None
+    _loop_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopCloser]
     _closed: bool
     _lock: threading.RLock
 

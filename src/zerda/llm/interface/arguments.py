@@ -17,6 +17,8 @@ from zerda.llm._request import timeout_problem
 from zerda.llm.interface._host import Host
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from zerda.llm.registry import ProviderSpec
 
 
@@ -61,6 +63,15 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
+def check_strings(owner: str, values: Mapping[str, Any]) -> None:
+    """Arguments that must be strings when given (a key, a credential, a URL): a
+    ``TypeError`` at construction naming the argument and the type it got, never its value
+    (a bytes key would otherwise fail every call, and reach the log scrubbing as bytes)."""
+    for name, value in values.items():
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{owner}: {name} must be a string, not {_type_name(value)}")
+
+
 def _check_arguments(
     owner: str,
     model: Any,
@@ -72,9 +83,7 @@ def _check_arguments(
 ) -> None:
     """Programming errors in the common arguments fail at construction, not at the first
     call. An api_key's value is never shown, only its type."""
-    for name, value in (("model", model), ("api_key", api_key), ("base_url", base_url)):
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{owner}: {name} must be a string, not {_type_name(value)}")
+    check_strings(owner, {"model": model, "api_key": api_key, "base_url": base_url})
     problem = timeout_problem(timeout)
     if problem:
         wrong_type = isinstance(timeout, bool) or not isinstance(timeout, (int, float))

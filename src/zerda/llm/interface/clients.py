@@ -58,19 +58,31 @@ def without_sdk_retries(client: Any) -> Any:
 
 
 class _LoopCloser:
-    """Closes an async SDK client when the event loop it is bound to shuts down.
+    """Holds the async SDK client of one event loop and closes it when that loop shuts down.
 
     An httpx-based async client keeps connections that belong to one event loop; once that
     loop is closed they can no longer be closed (the SDKs' finalizers then print "Event loop
     is closed" tracebacks). ``asyncio.run`` (and every runner) calls
     ``loop.shutdown_asyncgens()`` before closing its loop, which finishes every async
     generator started on it: the one started here closes the client at that moment, on its
-    own loop. https://docs.python.org/3/library/asyncio-eventloop.html#asyncio.loop.shutdown_asyncgens
+    own loop, then ``ended`` lets the interface forget it.
+    https://docs.python.org/3/library/asyncio-eventloop.html#asyncio.loop.shutdown_asyncgens
+
+    The closer must stay referenced as long as its loop runs: a collected async generator
+    is finished by its loop soon after (the loop's asyncgen finalizer hook), which would
+    close the client under the calls still using it.
     """
 
-    def __init__(self, close: Callable[[], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        client: Any,
+        close: Callable[[Any], Awaitable[None]],
+        ended: Callable[[_LoopCloser], None],
+    ) -> None:
+        self.client = client
         self.done = False
-        self._close: Callable[[], Awaitable[None]] | None = close
+        self._close: Callable[[Any], Awaitable[None]] | None = close
+        self._ended = ended
         self._gen = self._wait()
         # Must run on the loop: the first step registers the generator with it (the loop's
         # firstiter hook) and stops at its yield, without awaiting anything.
@@ -81,9 +93,12 @@ class _LoopCloser:
             yield
         finally:
             close, self._close = self._close, None
-            if close is not None and not self.done:
-                self.done = True
-                await close()
+            try:
+                if close is not None and not self.done:
+                    self.done = True
+                    await close(self.client)
+            finally:
+                self._ended(self)
 
     def forget(self) -> None:
         """The client was closed another way (or cannot be): finish without closing it."""
@@ -100,12 +115,21 @@ def _step(awaitable: Any) -> None:
         pass
 
 
-def _loop_closed(loop: asyncio.AbstractEventLoop | None) -> bool:
-    return loop is None or loop.is_closed()
+def new_loop_clients() -> weakref.WeakKeyDictionary[Any, _LoopCloser]:
+    """The owned async clients of an interface, one per event loop (keyed weakly by it)."""
+    return weakref.WeakKeyDictionary()
 
 
 class Clients(Host):
-    """The SDK clients of an interface and what closing it releases."""
+    """The SDK clients of an interface and what closing it releases.
+
+    The async client: one per event loop, in ``_loop_clients`` (an httpx-based client is
+    bound to the loop it first ran on). Each stays with its loop until that loop shuts down,
+    whatever other loops, in other threads, do meanwhile; the entries of loops that ended are
+    dropped, so loops that come and go leave nothing behind. ``_async_client`` holds a
+    client passed in (served to every loop, never closed) or, with ``_owns_async``, one built
+    outside any loop, adopted by the first loop that uses it.
+    """
 
     @property
     def client(self) -> Any:
@@ -120,49 +144,51 @@ class Clients(Host):
 
     @property
     def async_client(self) -> Any:
-        """The async SDK client, built once per event loop: an httpx-based async client is
-        bound to the loop it first ran on, so one interface reused across ``asyncio.run``
-        calls gets a fresh client on each new loop, and the one it replaces is closed with
-        its loop (a client passed in is always kept, and never closed)."""
+        """The async SDK client of the running event loop, built on its first use there
+        (a client passed in serves every loop)."""
         loop = _running_loop()
-        current = self._async_client
-        if current is not None and (not self._owns_async or self._built_for(loop)):
-            return current
-        with self._lock:
-            self._check_open()
-            if self._async_client is not None and (not self._owns_async or self._built_for(loop)):
+        closer = self._loop_clients.get(loop) if loop is not None else None
+        if closer is not None:
+            return closer.client
+        with self._lock:  # _async_client and _owns_async change together, under it
+            if self._async_client is not None and not self._owns_async:
                 return self._async_client
+            self._check_open()
+            return self._async_client_for(loop)
+
+    def _async_client_for(self, loop: asyncio.AbstractEventLoop | None) -> Any:
+        """Under the lock: ``loop``'s client, built (or adopted) if it has none yet."""
+        if loop is None:  # outside any loop: one client, for the first loop that runs it
+            if self._async_client is None:
+                self._check_key()
+                self._async_client, self._owns_async = self._make_async_client(), True
+            return self._async_client
+        closer = self._loop_clients.get(loop)
+        if closer is not None:
+            return closer.client
+        client = self._async_client if self._owns_async else None
+        if client is None:
             self._check_key()
-            self._retire_async_client()
             client = self._make_async_client()
-            self._async_client, self._owns_async = client, True
-            self._bind(client, loop)
+        self._async_client, self._owns_async = None, False
+        self._drop_ended_loops()
+        self._loop_clients[loop] = _LoopCloser(client, self._aclose_quietly, self._loop_ended)
         return client
 
-    def _built_for(self, loop: asyncio.AbstractEventLoop | None) -> bool:
-        """Whether the owned async client may serve ``loop``; one built outside any loop is
-        adopted by the first loop that uses it."""
-        if self._async_loop is None:
-            if loop is not None:
-                self._bind(self._async_client, loop)
-            return True
-        return self._async_loop() is loop
+    def _loop_ended(self, closer: _LoopCloser) -> None:
+        """A loop shut down and its closer closed the client: the entry goes."""
+        with self._lock:
+            for loop, held in list(self._loop_clients.items()):
+                if held is closer:
+                    del self._loop_clients[loop]
 
-    def _bind(self, client: Any, loop: asyncio.AbstractEventLoop | None) -> None:
-        self._async_loop = weakref.ref(loop) if loop is not None else None
-        self._async_closer = (
-            _LoopCloser(lambda: self._aclose_quietly(client)) if loop is not None else None
-        )
-
-    def _retire_async_client(self) -> None:
-        """Lets go of the owned async client of another loop. A loop that is still open
-        closes it when it shuts down (calls in flight there keep working); a closed one
-        already did, when it shut down (``asyncio.run`` always does)."""
-        loop = self._async_loop() if self._async_loop is not None else None
-        closer = self._async_closer
-        self._async_client, self._async_loop, self._async_closer = None, None, None
-        if closer is not None and _loop_closed(loop):
-            closer.forget()
+    def _drop_ended_loops(self) -> None:
+        """Under the lock: lets go of the clients of loops closed without
+        ``shutdown_asyncgens()`` (``loop.close()`` alone); they cannot be closed now."""
+        for loop, closer in list(self._loop_clients.items()):
+            if loop.is_closed():
+                del self._loop_clients[loop]
+                closer.forget()
 
     def _check_key(self) -> None:
         if self.env_keys and self._api_key is None:
@@ -214,28 +240,44 @@ class Clients(Host):
     def _close_resources(self) -> None:  # noqa: B027 - an optional hook, empty by default
         """Anything else the interface owns (Bedrock: its thread pool). Sync, idempotent."""
 
-    def _take_owned(self) -> tuple[Any, Any, asyncio.AbstractEventLoop | None, Any]:
-        """Marks the interface closed and hands over what it owns, once; the sync client
-        is closed here (unless it is the async one too)."""
+    def _take_owned(self) -> Any:
+        """Marks the interface closed, once, and closes the sync client it built (unless it
+        is the async one too); returns the async client built outside any loop, if any.
+        The clients of loops still running stay with them: each is closed when its loop
+        shuts down (calls in flight there finish first)."""
         with self._lock:
             if self._closed:
-                return None, None, None, None
+                return None
             self._closed = True
             sync = self._client if self._owns_client else None
-            aclient = self._async_client if self._owns_async else None
-            loop = self._async_loop() if self._async_loop is not None else None
-            closer, self._async_closer = self._async_closer, None
+            unbound = self._async_client if self._owns_async else None
             self._client = self._async_client = None
             self._owns_client = self._owns_async = False
-        if sync is not None and sync is not aclient:
+            self._drop_ended_loops()
+        if sync is not None and sync is not unbound:
             self._close_client(sync)
-        return sync, aclient, loop, closer
+        return unbound
 
-    def _release(self, loop: asyncio.AbstractEventLoop | None, closer: Any) -> None:
-        """The end of close and aclose: a closer whose loop is gone finishes (that loop
-        closed the client when it shut down, or never can now); then the rest it owns."""
-        if closer is not None and _loop_closed(loop):
+    def _close_owned(self) -> None:
+        """``close()``: see :meth:`BaseLLMInterface.close`."""
+        unbound = self._take_owned()
+        if unbound is not None and _running_loop() is None:
+            import asyncio
+
+            asyncio.run(self._aclose_quietly(unbound))  # built outside any loop: no sockets yet
+        self._close_resources()
+
+    async def _aclose_owned(self) -> None:
+        """``aclose()``: as ``close()``, and the running loop's client is closed now."""
+        unbound = self._take_owned()
+        loop = _running_loop()
+        with self._lock:
+            closer = self._loop_clients.pop(loop, None) if loop is not None else None
+        if closer is not None:
             closer.forget()
+            await self._aclose_quietly(closer.client)
+        if unbound is not None:
+            await self._aclose_quietly(unbound)
         self._close_resources()
 
     @property

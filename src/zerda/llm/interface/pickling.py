@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from zerda.llm.interface._host import Host
 from zerda.llm.interface.arguments import fast_path_taken
-from zerda.llm.interface.clients import require_sdk
+from zerda.llm.interface.clients import new_loop_clients, require_sdk
 
 
 class Pickling(Host):
@@ -21,8 +21,7 @@ class Pickling(Host):
         "sdk",
         "_client",
         "_async_client",
-        "_async_loop",
-        "_async_closer",
+        "_loop_clients",
         "_lock",
         "_rate_limiter",
     )
@@ -43,6 +42,7 @@ class Pickling(Host):
         for name in self._live_attributes:
             setattr(self, name, None)
         self._owns_client = self._owns_async = False
+        self._loop_clients = new_loop_clients()
         spec = self.spec
         if spec.sdk_module:
             self.sdk = require_sdk(spec.sdk_module, spec.extra, spec.sdk_package)

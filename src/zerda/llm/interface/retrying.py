@@ -2,7 +2,9 @@
 
 Every SDK call goes through :meth:`Retrying._retrying` (or its async twin): a failure is
 mapped to the error shape and :func:`zerda.llm.errors.retry_delay` decides whether to wait
-and try again, within the call's timeout (``_RETRY_BUDGET``).
+and try again, within the call's timeout (``_RETRY_BUDGET``). Each retry of a call admitted
+under a rate limit waits for its turn again (:func:`readmit`, docs/scale.md "Rate limits"):
+a retry is an attempt like the first, within the same limits.
 
 The waits are ``zerda.llm.base._sleep`` / ``_sleep_async``, looked up there at each wait,
 so that a test may replace them to record the waits instead of sleeping.
@@ -13,9 +15,10 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Awaitable, Callable
 from types import ModuleType
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
-from zerda.llm.errors import retry_delay
+from zerda.llm._ratelimit import RateLimiter
+from zerda.llm.errors import RateLimitError, retry_delay
 from zerda.llm.interface._host import Host
 
 T = TypeVar("T")
@@ -24,6 +27,20 @@ T = TypeVar("T")
 # between its retries never add up past it. Set for each call by _checked_request.
 _RETRY_BUDGET: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "zerda_retry_budget", default=None
+)
+
+
+class Admission(NamedTuple):
+    """What a call reserved under its limiter (``Limits._admit``): each retry of it
+    reserves as much again."""
+
+    limiter: RateLimiter
+    tokens: int
+
+
+# The admission of the call being made in this context, until its _retrying takes it.
+_ADMISSION: contextvars.ContextVar[Admission | None] = contextvars.ContextVar(
+    "zerda_admission", default=None
 )
 
 
@@ -53,8 +70,10 @@ class Retrying(Host):
         return retry_delay(error, attempt, self._retry_after(exc), waited=waited, budget=budget)
 
     def _retrying(self, send: Callable[[], T]) -> T:
-        """``send()``, retried per ``_retry_delay`` up to ``max_retries`` times. Every
-        provider's calls go through here, so one policy holds everywhere."""
+        """``send()``, retried per ``_retry_delay`` up to ``max_retries`` times, each retry
+        admitted by the rate limiter like the first attempt. Every provider's calls go
+        through here, so one policy holds everywhere."""
+        admission = take_admission()
         attempt, waited = 0, 0.0
         while True:
             try:
@@ -63,12 +82,17 @@ class Retrying(Host):
                 delay = self._retry_delay(exc, attempt, waited)
                 if delay is None:
                     raise
+                failure = exc
             _home()._sleep(delay)
+            # Its turn under the rate limit (a queue, not a retry wait: not counted).
+            if not readmit(admission, self._budget_left(waited + delay)):
+                raise failure  # the provider's limit resets past the call's timeout
             waited += delay
             attempt += 1
 
     async def _retrying_async(self, send: Callable[[], Awaitable[T]]) -> T:
-        """As :meth:`_retrying`; only the wait is awaited."""
+        """As :meth:`_retrying`; only the waits are awaited."""
+        admission = take_admission()
         attempt, waited = 0, 0.0
         while True:
             try:
@@ -77,9 +101,49 @@ class Retrying(Host):
                 delay = self._retry_delay(exc, attempt, waited)
                 if delay is None:
                     raise
+                failure = exc
             await _home()._sleep_async(delay)
+            if not await readmit_async(admission, self._budget_left(waited + delay)):
+                raise failure
             waited += delay
             attempt += 1
+
+    def _budget_left(self, waited: float) -> float | None:
+        """Seconds the call's timeout still leaves for waiting, having waited ``waited``."""
+        budget = _RETRY_BUDGET.get(self.timeout)
+        return None if budget is None else max(0.0, budget - waited)
+
+
+def take_admission() -> Admission | None:
+    """The admission ``_admit`` noted for the call now being sent, taken once: a later
+    ``_retrying`` in this context (a batch poll) is no attempt of that call."""
+    admission = _ADMISSION.get()
+    if admission is not None:
+        _ADMISSION.set(None)
+    return admission
+
+
+def readmit(admission: Admission | None, max_wait: float | None) -> bool:
+    """Reserves a retry of an admitted call and sleeps until its turn; False when the
+    provider's headers say its limit resets past ``max_wait`` (the time the call's timeout
+    leaves) or 60 s away: then the retry is not made."""
+    if admission is None:
+        return True
+    try:
+        admission.limiter.wait(admission.tokens, max_wait=max_wait)
+    except RateLimitError:
+        return False
+    return True
+
+
+async def readmit_async(admission: Admission | None, max_wait: float | None) -> bool:
+    if admission is None:
+        return True
+    try:
+        await admission.limiter.wait_async(admission.tokens, max_wait=max_wait)
+    except RateLimitError:
+        return False
+    return True
 
 
 def _home() -> ModuleType:

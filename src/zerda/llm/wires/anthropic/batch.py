@@ -3,9 +3,9 @@ for ``llm.batch``.
 
 One ``POST /v1/messages/batches`` carries every request as ``{"custom_id", "params"}``
 (``params``: the body of ``messages.create``). A job is ``in_progress`` until it has
-``ended`` (``canceling`` while a cancel is under way); its results (JSONL, read by the SDK's
-``batches.results``) hold per request ``succeeded`` (a Message), ``errored`` (an error body),
-``canceled`` or ``expired``.
+``ended`` (``canceling`` while a cancel is under way); its results (JSONL, streamed by the
+SDK's ``batches.results``) hold per request ``succeeded`` (a Message), ``errored`` (an error
+body), ``canceled`` or ``expired``.
 """
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from zerda.llm.batch import BatchStatus, ItemOutcome, not_ended
+from zerda.llm.batch import BatchStatus, ItemOutcome, not_ended, read_result_lines
 from zerda.llm.errors import (
     InvalidRequestError,
     TimeoutError,
     UnknownError,
     ZerdaError,
     error_class_for_status,
+    excerpt,
 )
 from zerda.llm.wires.anthropic.errors import ERROR_TYPE_STATUS
 
@@ -58,15 +59,27 @@ def map_batch_status(batch: Any) -> BatchStatus:
     )
 
 
-def map_batch_entry(entry: Any, provider: str) -> tuple[str, ItemOutcome]:
-    result = entry.result
-    kind = result.type
-    if kind == "succeeded":
-        return entry.custom_id, ("ok", result.message)
-    return entry.custom_id, ("error", _item_error(result, kind, provider))
+def map_batch_output(text: str, provider: str) -> dict[str, ItemOutcome]:
+    """custom_id -> the Message, or the item's error, from the results' JSONL (a broken
+    line is its own id's error: :func:`zerda.llm.batch.read_result_lines`)."""
+    return read_result_lines(text, "custom_id", provider, lambda e: map_batch_line(e, provider))
 
 
-def _item_error(result: Any, kind: str, provider: str) -> ZerdaError:
+def map_batch_line(entry: dict[str, Any], provider: str) -> ItemOutcome:
+    """One result line, ``{"custom_id", "result": {"type", ...}}``: ``succeeded`` with its
+    ``message``, or ``errored`` / ``canceled`` / ``expired``; anything else raises."""
+    result = entry.get("result")
+    if not isinstance(result, dict):
+        raise ValueError(f"its result is {excerpt(result)}")
+    kind = result.get("type")
+    if kind == "succeeded" and isinstance(result.get("message"), dict):
+        return ("ok", result["message"])
+    if kind not in ("errored", "canceled", "expired"):
+        raise ValueError(f"its result is {excerpt(result)}")
+    return ("error", _item_error(result, str(kind), provider))
+
+
+def _item_error(result: dict[str, Any], kind: str, provider: str) -> ZerdaError:
     if kind == "expired":
         return TimeoutError(
             "the batch expired before this request was processed", provider=provider
@@ -75,9 +88,12 @@ def _item_error(result: Any, kind: str, provider: str) -> ZerdaError:
         return UnknownError(
             "the batch was canceled before this request was processed", provider=provider
         )
-    inner = getattr(getattr(result, "error", None), "error", None)
-    error_type = str(getattr(inner, "type", "api_error"))
-    message = str(getattr(inner, "message", "") or error_type)
+    # errored: {"error": {"type": "error", "error": {"type", "message"}}} (an error body).
+    outer = result.get("error")
+    inner = outer.get("error") if isinstance(outer, dict) else None
+    inner = inner if isinstance(inner, dict) else {}
+    error_type = str(inner.get("type") or "api_error")
+    message = str(inner.get("message") or error_type)
     status = ERROR_TYPE_STATUS.get(error_type)
     return error_class_for_status(status)(message, status_code=status, provider=provider)
 
@@ -120,17 +136,21 @@ class AnthropicBatch:
     async def poll_async(self, batch_id: str) -> BatchStatus:
         return map_batch_status(await self.llm.async_client.messages.batches.retrieve(batch_id))
 
+    # The results are read as the JSONL text ``batches.results`` streams, not through its
+    # decoder, which stops at the first line that is not JSON and loses the lines after it.
     def fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
         batches = self.llm.client.messages.batches
         check_ended(batches.retrieve(batch_id))
-        entries = batches.results(batch_id)
-        return dict(map_batch_entry(e, self.llm.provider) for e in entries)
+        with batches.with_streaming_response.results(batch_id) as response:
+            text = response.read().decode("utf-8", "replace")
+        return map_batch_output(text, self.llm.provider)
 
     async def fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
         batches = self.llm.async_client.messages.batches
         check_ended(await batches.retrieve(batch_id))
-        entries = await batches.results(batch_id)
-        return dict([map_batch_entry(e, self.llm.provider) async for e in entries])
+        async with batches.with_streaming_response.results(batch_id) as response:
+            text = (await response.read()).decode("utf-8", "replace")
+        return map_batch_output(text, self.llm.provider)
 
     def cancel(self, batch_id: str) -> BatchStatus:
         return map_batch_status(self.llm.client.messages.batches.cancel(batch_id))

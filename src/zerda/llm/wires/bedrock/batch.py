@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import base64
 import functools
-import json
 import re
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from zerda.llm.batch import BatchStatus, ItemOutcome, State, not_ended
+from zerda.llm.batch import BatchStatus, ItemOutcome, State, not_ended, read_result_lines
 from zerda.llm.errors import InvalidRequestError, error_from_status
 from zerda.llm.wires.openai.batch import jsonl
 
@@ -161,16 +160,9 @@ def is_result_file(key: str) -> bool:
 
 
 def map_batch_output(text: str, provider: str) -> dict[str, ItemOutcome]:
-    """recordId -> the Converse response, or the record's error."""
-    outcomes: dict[str, ItemOutcome] = {}
-    for line in text.splitlines():
-        try:
-            entry = json.loads(line)
-            record = str(entry["recordId"])
-        except (ValueError, KeyError, TypeError):
-            continue  # not a result line: the ids it would answer get "no result" errors
-        outcomes[record] = _map_entry(entry, provider)
-    return outcomes
+    """recordId -> the Converse response, or the record's error (a broken line is its own
+    record's error: :func:`zerda.llm.batch.read_result_lines`)."""
+    return read_result_lines(text, "recordId", provider, lambda e: _map_entry(e, provider))
 
 
 def _map_entry(entry: dict[str, Any], provider: str) -> ItemOutcome:
@@ -180,20 +172,23 @@ def _map_entry(entry: dict[str, Any], provider: str) -> ItemOutcome:
         return ("ok", _blobs_as_bytes(output))
     error = error if isinstance(error, dict) else {}
     code = error.get("errorCode")
-    status = code if isinstance(code, int) else None
+    status = code if isinstance(code, int) and not isinstance(code, bool) else None
     message = str(error.get("errorMessage") or "the batch returned no output for this record")
     return ("error", error_from_status(status, message, provider))
 
 
 def _blobs_as_bytes(value: Any) -> Any:
     """A Converse response from JSON in the shape boto3 gives (and ``_map_response`` reads):
-    its blobs (``redactedContent``, a content block's ``bytes``) as bytes, not base64 text."""
+    its blobs (``redactedContent``, a content block's ``bytes``) as bytes, not base64 text
+    (binascii.Error, a ValueError, for text that is not base64: the record is malformed)."""
     if isinstance(value, list):
         return [_blobs_as_bytes(v) for v in value]
     if not isinstance(value, dict):
         return value
     return {
-        k: base64.b64decode(v) if k in _BLOBS and isinstance(v, str) else _blobs_as_bytes(v)
+        k: base64.b64decode(v, validate=True)
+        if k in _BLOBS and isinstance(v, str)
+        else _blobs_as_bytes(v)
         for k, v in value.items()
     }
 
@@ -238,7 +233,7 @@ class BedrockBatch:
         pages = s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
         keys = [o["Key"] for page in pages for o in page.get("Contents", [])]
         texts = [
-            s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode("utf-8")
+            s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode("utf-8", "replace")
             for key in keys
             if is_result_file(key)
         ]

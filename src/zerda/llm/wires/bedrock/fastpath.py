@@ -81,6 +81,25 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     ),
 )
 
+# A call's own timeout= as its request's read timeout (timeouts.py), on the same client: the
+# names botocore reads it through (the per-invocation read timeouts of botocore PR #3770).
+# Missing one, a call with its own timeout uses a client built with it (a few kept).
+CALL_TIMEOUT_NAMES: tuple[PrivateName, ...] = (
+    PrivateName(
+        "botocore.httpsession",
+        "URLLib3Session._get_request_timeout",
+        "sends a request with the read timeout its context holds ('read_timeout')",
+        keywords=("request",),
+    ),
+    PrivateName(
+        "botocore.awsrequest",
+        "AWSPreparedRequest.__init__",
+        "the request carries the context provide-client-params filled",
+        keywords=("context",),
+        assigns=("context",),
+    ),
+)
+
 # The fields Zerda builds from the checked history, too long for botocore to walk again.
 _ZERDA_BUILT = ("messages", "system")
 

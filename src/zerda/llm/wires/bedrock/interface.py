@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import weakref
 from collections.abc import AsyncIterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -27,11 +26,14 @@ from zerda.llm._signatures import signature_options
 from zerda.llm._strict_schema import to_strict_schema
 from zerda.llm.base import BaseLLMInterface, Request, Secret
 from zerda.llm.errors import InvalidRequestError, ZerdaError
+from zerda.llm.interface.arguments import check_strings
 from zerda.llm.tools import parse_bedrock_tool_calls
 from zerda.llm.wires.bedrock import batch as _batch_bedrock
+from zerda.llm.wires.bedrock import count as _count
 from zerda.llm.wires.bedrock import fastpath as _fast
+from zerda.llm.wires.bedrock import logs as _logs
+from zerda.llm.wires.bedrock import timeouts as _timeouts
 from zerda.llm.wires.bedrock.errors import _map_client_error, _map_transport_error, _retry_after
-from zerda.llm.wires.bedrock.logs import _LOG_REDACTOR
 
 # Read here by tests of the media mapping (the module they were written against).
 from zerda.llm.wires.bedrock.map import _AUDIO_FORMATS as _AUDIO_FORMATS
@@ -76,6 +78,8 @@ class AWSInterface(BaseLLMInterface):
     # The fast path's private SDK names (DESIGN §22), checked once by the shared base.
     fast_path_wire: ClassVar[str] = "bedrock"
     fast_path_names: ClassVar[tuple[PrivateName, ...]] = _fast.PRIVATE_NAMES
+    # llm.count_tokens: CountTokens with the Converse input (count.py).
+    token_counter = _count.CountTokensCounter
     _live_attributes = (
         *BaseLLMInterface._live_attributes,
         "_session",
@@ -97,6 +101,12 @@ class AWSInterface(BaseLLMInterface):
         endpoint_urls: Mapping[str, str] | None = None,
         **options: Any,
     ) -> None:
+        credentials = {
+            "aws_access_key_id": aws_access_key_id,
+            "aws_secret_access_key": aws_secret_access_key,
+            "aws_session_token": aws_session_token,
+        }
+        check_strings(type(self).__name__, {"region": region, "profile": profile, **credentials})
         if options.get("api_key") is not None:
             raise ValueError(
                 "AWSInterface signs requests with AWS credentials, not an api_key: pass "
@@ -118,11 +128,10 @@ class AWSInterface(BaseLLMInterface):
             Secret(s) if s else None for s in (aws_secret_access_key, aws_session_token)
         )
         self._secrets = [Secret(s) for s in (aws_secret_access_key, aws_session_token) if s]
-        for secret in self._secrets:
-            _LOG_REDACTOR.add(secret.reveal())
-            weakref.finalize(self, _LOG_REDACTOR.discard, secret.reveal())
+        self._watch_secrets()
         self._session: Any = None
-        self._timeout_clients: dict[float, Any] = {}  # per-call timeouts, see _client_for
+        # Per-call timeouts on an older botocore (see _client_for): a few clients, kept.
+        self._timeout_clients = _timeouts.TimeoutClients()
         self._service_clients: dict[str, Any] = {}  # llm.batch's bedrock and s3 clients
         self.region = region or getattr(getattr(self._client, "meta", None), "region_name", None)
         if self._client is None:
@@ -132,11 +141,22 @@ class AWSInterface(BaseLLMInterface):
 
     def _restore_live(self) -> None:
         super()._restore_live()
+        self._watch_secrets()  # in the process that loads the pickle, too
         secret, token = (c.reveal() if c else None for c in self._credentials)
         self._session = self._make_session(secret, token)
-        self._timeout_clients = {}
+        self._timeout_clients = _timeouts.TimeoutClients()
         self._service_clients = {}
         self._pool = self._make_pool()
+
+    def _limit_scope(self) -> tuple[str, ...]:
+        """The limiter's account (rate_limit=): Bedrock's quotas are per account and
+        region (https://docs.aws.amazon.com/bedrock/latest/userguide/quotas.html); the
+        access key id and profile name (given, else from the environment) are hashed."""
+        from zerda.llm._ratelimit import account_digest
+
+        key_id = self._access_key_id or os.environ.get("AWS_ACCESS_KEY_ID")
+        profile = self.profile or os.environ.get("AWS_PROFILE")
+        return str(self.region), account_digest(key_id, profile)
 
     def _make_pool(self) -> ThreadPoolExecutor:
         # Threads start on the first async call, not here.
@@ -214,11 +234,19 @@ class AWSInterface(BaseLLMInterface):
             config=config,
             **extra,
         )
+        self._register_handlers(client)
+        return client
+
+    def _register_handlers(self, client: Any) -> None:
+        """The handlers Zerda registers on a client it built (botocore's event system)."""
         if self._checks_native:
             _fast._register_prebuilt(client)
         if self._fast:
             _fast._register_reader(client)
-        return client
+        if _timeouts.per_request_timeouts():
+            _timeouts.register(client)
+        _logs.watch_sent(self, client)
+        _logs.install()  # on the loggers botocore created since
 
     def _make_async_client(self) -> Any:
         return self.client
@@ -228,40 +256,54 @@ class AWSInterface(BaseLLMInterface):
         """The same client: boto3 has no async client, and its clients are thread-safe."""
         return self.client
 
-    def _client_for(self, timeout: float | None) -> Any:
-        """The client for a call's timeout. botocore takes timeouts per client, not per
-        call (https://docs.aws.amazon.com/botocore/latest/reference/config.html): a client
-        built with that read and connect timeout, kept for the next call with the same."""
+    def _sender(self, kwargs: dict[str, Any], operation: str) -> tuple[Any, dict[str, Any]]:
+        """The client a call goes through and the arguments it sends: checked, prebuilt,
+        with the call's own timeout (see :mod:`timeouts`)."""
+        kwargs, timeout = split_timeout(kwargs)
+        client, sent = self._client_for(timeout)
+        self._check_native(client, operation, kwargs)
+        call = self._prebuilt(kwargs)
+        return client, call if sent is None else _timeouts.with_timeout(call, sent)
+
+    def _client_for(self, timeout: float | None) -> tuple[Any, float | None]:
+        """The client for a call's timeout, and the timeout to send with the request: the
+        interface's client sends it as that request's read timeout (timeouts.py); on an
+        older botocore, a client built with it (the last few kept) needs none."""
         if timeout is None or timeout == self.timeout:
-            return self.client
+            return self.client, None
+        if self._session is None:
+            raise InvalidRequestError(
+                "timeout=: botocore sets timeouts per client, and the client= passed "
+                "in is the caller's; build it with botocore.config.Config(read_timeout=...)"
+            )
+        if _timeouts.per_request_timeouts():
+            return self.client, timeout
         self._check_open()
         with self._lock:
-            if timeout not in self._timeout_clients:
-                if self._session is None:
-                    raise InvalidRequestError(
-                        "timeout=: botocore sets timeouts per client, and the client= passed "
-                        "in is the caller's; build it with botocore.config.Config(read_timeout=...)"
-                    )
-                self._timeout_clients[timeout] = self._make_client(timeout)
-            return self._timeout_clients[timeout]
+            return self._timeout_clients.get(timeout, self._make_client), None
 
     def _close_resources(self) -> None:
         """Closes the per-timeout clients and stops the async methods' thread pool (idle
         threads exit; a call running in one finishes first)."""
         with self._lock:
-            clients, self._timeout_clients = list(self._timeout_clients.values()), {}
+            clients = self._timeout_clients.take_all()
             clients += self._service_clients.values()
             self._service_clients = {}
         for client in clients:
             client.close()
         self._pool.shutdown(wait=False)
 
+    def _watch_secrets(self) -> None:
+        """The AWS secrets given, and the environment's, out of every log record
+        (logs.py); those of the credential chain are watched as requests carry them."""
+        given = [secret.reveal() for secret in self._secrets]
+        _logs.watch(self, [*given, *_logs.environment_secrets()])
+        _logs.install()  # the tokens in botocore's records, whatever their source
+
     def _redact(self, text: str) -> str:
-        for secret in self._secrets:
-            value = secret.reveal()
-            if len(value) >= 4:
-                text = text.replace(value, "***")
-        return super()._redact(text)
+        """Also every AWS secret watched (logs.py): those the credential chain found, that
+        a request carried, included."""
+        return super()._redact(_logs.redact(self, text))
 
     # --- request ------------------------------------------------------------------------
 
@@ -315,20 +357,15 @@ class AWSInterface(BaseLLMInterface):
         return _fast._split_prebuilt(kwargs) if getattr(self, "_checks_native", False) else kwargs
 
     def _call(self, kwargs: dict[str, Any]) -> Any:
-        kwargs, timeout = split_timeout(kwargs)
-        client = self._client_for(timeout)
-        self._check_native(client, "Converse", kwargs)
-        call = self._prebuilt(kwargs)
+        client, call = self._sender(kwargs, "Converse")
         return self._retrying(lambda: client.converse(**call))
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
         import asyncio  # loaded by now: this runs on an event loop; kept out of import time
 
         loop = asyncio.get_running_loop()
-        kwargs, timeout = split_timeout(kwargs)
-        client = self._client_for(timeout)  # built here, once, not in a pool thread
-        self._check_native(client, "Converse", kwargs)
-        send = functools.partial(client.converse, **self._prebuilt(kwargs))
+        client, call = self._sender(kwargs, "Converse")  # built here, not in a pool thread
+        send = functools.partial(client.converse, **call)
         # One attempt per pool job: the waits between attempts are awaited, not slept.
         return await self._retrying_async(lambda: loop.run_in_executor(self._pool, send))
 
@@ -346,13 +383,16 @@ class AWSInterface(BaseLLMInterface):
                 session = self._session or self.sdk.session.Session()  # type: ignore[union-attr]
                 endpoint = self.endpoint_urls.get(service)
                 config = Config(
-                    retries={"mode": "standard", "total_max_attempts": self.max_retries + 1}
+                    # One attempt: llm.batch's calls are retried by Zerda (_batch_call).
+                    retries={"mode": "standard", "total_max_attempts": 1}
                 )
                 if service == "s3" and endpoint is not None:
                     config = config.merge(Config(s3={"addressing_style": "path"}))
-                self._service_clients[service] = session.client(
+                client = session.client(
                     service, region_name=self.region, endpoint_url=endpoint, config=config
                 )
+                _logs.watch_sent(self, client)
+                self._service_clients[service] = client
             return self._service_clients[service]
 
     def _batch_protocol(self) -> _batch_bedrock.BedrockBatch:
@@ -402,13 +442,10 @@ class AWSInterface(BaseLLMInterface):
 
     # --- streaming ----------------------------------------------------------------------
 
-    def _start_stream(self, kwargs: dict[str, Any]) -> _Events:
+    def _start_stream(self, client: Any, call: dict[str, Any]) -> _Events:
         """One attempt: the request, then its first event. Until that event arrives nothing
         has reached the caller, so a failure may be retried."""
-        kwargs, timeout = split_timeout(kwargs)
-        client = self._client_for(timeout)
-        self._check_native(client, "ConverseStream", kwargs)
-        stream = client.converse_stream(**self._prebuilt(kwargs))["stream"]
+        stream = client.converse_stream(**call)["stream"]
         events = _Events(stream, fast=self._fast)
         try:
             events.prefetch()
@@ -418,7 +455,8 @@ class AWSInterface(BaseLLMInterface):
         return events
 
     def _open_stream(self, kwargs: dict[str, Any]) -> _Events:
-        return self._retrying(lambda: self._start_stream(kwargs))
+        client, call = self._sender(kwargs, "ConverseStream")
+        return self._retrying(lambda: self._start_stream(client, call))
 
     @asynccontextmanager
     async def _open_stream_async(
@@ -426,8 +464,8 @@ class AWSInterface(BaseLLMInterface):
     ) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
         """The blocking event stream runs in the pool; its events reach the loop through an
         asyncio queue (``call_soon_threadsafe``), so the loop never waits on a socket."""
-        self._client_for(kwargs.get("timeout"))  # built here, once, not in a pool thread
-        events = await self._retrying_async(lambda: self._start_stream_async(kwargs))
+        client, call = self._sender(kwargs, "ConverseStream")  # built here, not in a pool thread
+        events = await self._retrying_async(lambda: self._start_stream_async(client, call))
         pump = _StreamPump()
         pump.start(self._pool, events)
         try:
@@ -435,10 +473,10 @@ class AWSInterface(BaseLLMInterface):
         finally:
             pump.stop()
 
-    async def _start_stream_async(self, kwargs: dict[str, Any]) -> _Events:
+    async def _start_stream_async(self, client: Any, call: dict[str, Any]) -> _Events:
         import asyncio
 
-        job = self._pool.submit(self._start_stream, kwargs)
+        job = self._pool.submit(self._start_stream, client, call)
         try:
             return await asyncio.wrap_future(job)
         except asyncio.CancelledError:

@@ -188,7 +188,8 @@ def _map_media(part: dict[str, Any], n: int) -> dict[str, Any]:
     formats = {"image": _IMAGE_FORMATS, "audio": _AUDIO_FORMATS}.get(kind, _DOCUMENT_FORMATS)
     if media_type not in formats:
         raise InvalidRequestError(
-            f"bedrock takes {kind} parts as {', '.join(formats)}, not {media_type or 'an unknown type'}"
+            f"bedrock takes {kind} parts as {', '.join(formats)}, not {media_type or 'an unknown type'}",
+            capability=True,  # another row may take it: a fallback moves on
         )
     block: dict[str, Any] = {"format": formats[media_type], "source": source}
     if kind == "document":

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from zerda.llm.batch import BatchStatus, ItemOutcome, State, not_ended
-from zerda.llm.errors import InvalidRequestError, error_from_status
+from zerda.llm.batch import BatchStatus, ItemOutcome, State, not_ended, read_result_lines
+from zerda.llm.errors import InvalidRequestError, error_from_status, malformed_response
 from zerda.llm.wires.gemini import sdk as _gemini_sdk
 from zerda.llm.wires.openai.batch import jsonl
 
@@ -170,7 +172,7 @@ def map_upload(config: dict[str, Any]) -> dict[str, Any]:
 def map_batch_status(job: Any) -> BatchStatus:
     native = str(getattr(job.state, "value", job.state))
     responses = _responses(job)
-    failed = sum(1 for r in responses if r.error is not None)
+    failed = sum(1 for r in responses if r.error is not None or r.response is None)
     return BatchStatus(
         id=str(job.name),
         state=_STATES.get(native, "in_progress"),
@@ -196,34 +198,101 @@ def results_file(job: Any) -> str | None:
 
 
 def map_batch_output(job: Any, provider: str) -> dict[str, ItemOutcome]:
-    """caller id -> the GenerateContentResponse, or the item's error (inline results)."""
+    """caller id -> the GenerateContentResponse, or the item's error (inline results; an
+    item google-genai refused is its own error: :func:`lenient_job`)."""
     outcomes: dict[str, ItemOutcome] = {}
     for entry in _responses(job):
         key = (entry.metadata or {}).get("key")
-        if isinstance(key, str):
+        broken = getattr(entry, "broken", None)
+        if isinstance(key, str) and broken is not None:
+            problem = f"the batch result of {key!r} is not the documented shape ({broken})"
+            outcomes[key] = ("error", malformed_response(provider, problem))
+        elif isinstance(key, str):
             outcomes[key] = _map_entry(entry.response, entry.error, provider)
     return outcomes
 
 
+# --- a job google-genai refuses whole ---------------------------------------------------------
+#
+# batches.get checks the whole job, its inline results included, against google-genai's
+# models: one result of another type than documented fails the job's status and every
+# result. The job is then read again as JSON, each result checked on its own.
+
+
+@dataclass
+class _Inlined:
+    """One inline result of a job read as JSON: what ``map_batch_output`` reads of
+    google-genai's InlinedResponse, and why google-genai refused it (``broken``)."""
+
+    metadata: dict[str, Any] | None
+    response: Any = None
+    error: Any = None
+    broken: str | None = None
+
+
+def lenient_job(data: Any, types: Any) -> SimpleNamespace:
+    """A job's JSON (the Operation ``batches.get`` reads) as what :func:`map_batch_status`,
+    :func:`results_file` and :func:`map_batch_output` read of a BatchJob: its name, its
+    state (google-genai's name: ``BATCH_STATE_*`` is ``JOB_STATE_*``), its results file or
+    its inline results, each checked on its own."""
+    data = data if isinstance(data, dict) else {}
+    meta = _object(data.get("metadata"))
+    output = _object(meta.get("output"))
+    inline = output.get("inlinedResponses")
+    items = inline.get("inlinedResponses") if isinstance(inline, dict) else None
+    dest = SimpleNamespace(
+        file_name=output.get("responsesFile"),
+        inlined_responses=[_inlined(i, types) for i in items or [] if isinstance(i, dict)],
+    )
+    state = str(meta.get("state") or "")
+    name = data.get("name") or meta.get("name")
+    return SimpleNamespace(name=name, state=state.replace("BATCH_STATE_", "JOB_STATE_"), dest=dest)
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _inlined(item: dict[str, Any], types: Any) -> _Inlined:
+    metadata = item.get("metadata") if isinstance(item.get("metadata"), dict) else None
+    try:
+        response, error = _validated(item, types)
+    except ValueError as exc:  # pydantic's ValidationError
+        return _Inlined(metadata, broken=str(exc).splitlines()[0])
+    return _Inlined(metadata, response, error)
+
+
+def _validated(entry: dict[str, Any], types: Any) -> tuple[Any, Any]:
+    """(the GenerateContentResponse, the JobError) of a result in the API's JSON, checked
+    by google-genai's types (a ValueError when a field is not of its type)."""
+    raw, raw_error = entry.get("response"), entry.get("error")
+    response = None if raw is None else types.GenerateContentResponse.model_validate(raw)
+    error = None if raw_error is None else types.JobError.model_validate(raw_error)
+    return response, error
+
+
+def refused_by_models(exc: BaseException) -> bool:
+    """Whether ``exc`` is google-genai's models refusing an answer (pydantic's error)."""
+    from pydantic import ValidationError  # google-genai's own dependency, loaded by now
+
+    return isinstance(exc, ValidationError)
+
+
+def job_path(batch_id: str) -> str:
+    """The job's path under the API's version (``batches/{id}``, as batches.get builds it)."""
+    return batch_id if batch_id.startswith("batches/") else f"batches/{batch_id}"
+
+
 def map_batch_file_output(text: str, types: Any, provider: str) -> dict[str, ItemOutcome]:
     """caller id -> the response, or the item's error, from a results file (``types``:
-    google.genai.types, which reads the API's camelCase JSON)."""
-    outcomes: dict[str, ItemOutcome] = {}
-    for line in text.splitlines():
-        try:
-            entry = json.loads(line)
-            key = str(entry["key"])
-            raw = entry.get("response")
-            response = None if raw is None else types.GenerateContentResponse.model_validate(raw)
-            error = (
-                None
-                if entry.get("error") is None
-                else types.JobError.model_validate(entry["error"])
-            )
-        except (ValueError, KeyError, TypeError, AttributeError):
-            continue  # not a result line: the ids it would answer get "no result" errors
-        outcomes[key] = _map_entry(response, error, provider)
-    return outcomes
+    google.genai.types, which reads the API's camelCase JSON); a broken line is its own
+    id's error (:func:`zerda.llm.batch.read_result_lines`)."""
+    return read_result_lines(text, "key", provider, lambda e: _map_file_entry(e, types, provider))
+
+
+def _map_file_entry(entry: dict[str, Any], types: Any, provider: str) -> ItemOutcome:
+    """One line, ``{"key", "response"}`` or ``{"key", "error"}``."""
+    return _map_entry(*_validated(entry, types), provider)
 
 
 def _map_entry(response: Any, error: Any, provider: str) -> ItemOutcome:
@@ -292,28 +361,50 @@ class GeminiBatch:
         job = await client.batches.create(model=self.llm.model, src=src, config=config)
         return str(job.name)
 
+    def _job(self, batch_id: str) -> Any:
+        """The job, as batches.get reads it, else (a result google-genai refuses) as
+        :func:`lenient_job` reads its JSON, fetched with the client's own API client: a
+        private name of the fast path's table; off the fast path the refusal stands."""
+        client = self.llm.client
+        try:
+            return client.batches.get(name=batch_id)
+        except ValueError as exc:
+            if not (self.llm._fast and refused_by_models(exc)):
+                raise
+        answer = client._api_client.request("get", job_path(batch_id), {}, None)
+        return lenient_job(json.loads(answer.body or "{}"), self.llm.sdk.types)  # type: ignore[union-attr]
+
+    async def _job_async(self, batch_id: str) -> Any:
+        client = self.llm.async_client
+        try:
+            return await client.batches.get(name=batch_id)
+        except ValueError as exc:
+            if not (self.llm._fast and refused_by_models(exc)):
+                raise
+        answer = await client._api_client.async_request("get", job_path(batch_id), {}, None)
+        return lenient_job(json.loads(answer.body or "{}"), self.llm.sdk.types)  # type: ignore[union-attr]
+
     def poll(self, batch_id: str) -> BatchStatus:
-        return map_batch_status(self.llm.client.batches.get(name=batch_id))
+        return map_batch_status(self._job(batch_id))
 
     async def poll_async(self, batch_id: str) -> BatchStatus:
-        return map_batch_status(await self.llm.async_client.batches.get(name=batch_id))
+        return map_batch_status(await self._job_async(batch_id))
 
     def fetch(self, batch_id: str) -> dict[str, ItemOutcome]:
-        client = self.llm.client
-        job = client.batches.get(name=batch_id)
+        job = self._job(batch_id)
         name = results_file(job)
         if name is None:
             return map_batch_output(job, self.llm.provider)
-        text = client.files.download(file=name).decode("utf-8")
+        text = self.llm.client.files.download(file=name).decode("utf-8", "replace")
         return map_batch_file_output(text, self.llm.sdk.types, self.llm.provider)  # type: ignore[union-attr]
 
     async def fetch_async(self, batch_id: str) -> dict[str, ItemOutcome]:
-        client = self.llm.async_client
-        job = await client.batches.get(name=batch_id)
+        job = await self._job_async(batch_id)
         name = results_file(job)
         if name is None:
             return map_batch_output(job, self.llm.provider)
-        text = (await client.files.download(file=name)).decode("utf-8")
+        data = await self.llm.async_client.files.download(file=name)
+        text = data.decode("utf-8", "replace")
         return map_batch_file_output(text, self.llm.sdk.types, self.llm.provider)  # type: ignore[union-attr]
 
     def cancel(self, batch_id: str) -> BatchStatus:

@@ -8,7 +8,8 @@ creation time"). The job is ``batch.jobs.create(input_files=[...], endpoint=
 ``QUEUED``, ``RUNNING``, then ``SUCCESS``, ``FAILED``, ``TIMEOUT_EXCEEDED`` or ``CANCELLED``
 (``CANCELLATION_REQUESTED`` on the way); when it has ended it names an ``output_file`` and an
 ``error_file``, whose lines have OpenAI's shape (``{"custom_id", "response": {"status_code",
-"body"}, "error"}``) and are read by ``_batch_openai.map_batch_output``.
+"body"}, "error"}``) and are read by ``_batch_openai.map_batch_output`` (bytes that are not
+UTF-8 replaced, a broken line its own id's error).
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ class MistralBatch:
         for file_id in result_files(client.batch.jobs.get(job_id=batch_id)):
             response = client.files.download(file_id=file_id)  # a streamed httpx.Response
             try:
-                texts.append(response.read().decode("utf-8"))
+                texts.append(response.read().decode("utf-8", "replace"))
             finally:
                 response.close()
         return map_batch_output("\n".join(texts), self.llm.provider)
@@ -124,7 +125,7 @@ class MistralBatch:
         for file_id in result_files(await client.batch.jobs.get_async(job_id=batch_id)):
             response = await client.files.download_async(file_id=file_id)
             try:
-                texts.append((await response.aread()).decode("utf-8"))
+                texts.append((await response.aread()).decode("utf-8", "replace"))
             finally:
                 await response.aclose()
         return map_batch_output("\n".join(texts), self.llm.provider)

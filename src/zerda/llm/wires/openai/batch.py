@@ -14,8 +14,15 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from zerda.llm.batch import BatchStatus, ItemOutcome, State, not_ended
-from zerda.llm.errors import InvalidRequestError, UnknownError, error_from_status
+from zerda.llm.batch import (
+    BatchStatus,
+    ItemOutcome,
+    State,
+    http_status,
+    not_ended,
+    read_result_lines,
+)
+from zerda.llm.errors import InvalidRequestError, UnknownError, error_from_status, excerpt
 
 if TYPE_CHECKING:
     from zerda.llm.base import BaseLLMInterface
@@ -62,34 +69,28 @@ def map_batch_status(batch: Any) -> BatchStatus:
 
 
 def map_batch_output(text: str, provider: str) -> dict[str, ItemOutcome]:
-    """custom_id -> the chat completion body, or the item's error, from output/error files."""
-    outcomes: dict[str, ItemOutcome] = {}
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-            cid = entry["custom_id"]
-        except (ValueError, KeyError, TypeError):
-            continue  # not a result line: the ids it would answer get "no result" errors
-        outcomes[str(cid)] = _map_entry(entry, provider)
-    return outcomes
+    """custom_id -> the chat completion body, or the item's error, from output/error files
+    (a broken line is its own id's error: :func:`zerda.llm.batch.read_result_lines`)."""
+    return read_result_lines(text, "custom_id", provider, lambda e: _map_entry(e, provider))
 
 
 def _map_entry(entry: dict[str, Any], provider: str) -> ItemOutcome:
     """One result line (OpenAI's and Mistral's shape): the answer when its response is a
-    200, else the error its response or its ``error`` gives."""
+    200 with a body, else the error its response or its ``error`` gives; a line that is
+    neither (no status, a status that is not a number, a 200 without a body) raises."""
     error = entry.get("error")
     raw = entry.get("response")
     response: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    status = response.get("status_code")
     body = response.get("body")
-    if status == 200 and isinstance(body, dict):
-        return ("ok", body)
-    if status is None and isinstance(error, dict) and error:
+    if response.get("status_code") is None and isinstance(error, dict) and error:
         message = f"{error.get('code') or 'error'}: {error.get('message') or ''}".strip()
         return ("error", UnknownError(message, provider=provider))
-    return ("error", error_from_status(status, _error_text(body, status), provider))
+    status = http_status(response.get("status_code"))
+    if status != 200:
+        return ("error", error_from_status(status, _error_text(body, status), provider))
+    if not isinstance(body, dict):
+        raise ValueError(f"a 200 whose body is {excerpt(body)}, not a chat completion")
+    return ("ok", body)
 
 
 def _error_text(body: Any, status: Any) -> str:

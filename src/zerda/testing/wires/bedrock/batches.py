@@ -299,6 +299,19 @@ def _list(store: _batches.BatchStore, bucket: str, query: dict[str, str]) -> Rep
     return Reply(200, dict(_XML), body=body.encode())
 
 
+# S3's error codes by status (https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html).
+_S3_CODES = {400: "InvalidRequest", 403: "AccessDenied", 404: "NoSuchKey", 503: "SlowDown"}
+
+
+def render_fault(req: RecordedRequest, err: ErrorReply) -> Reply | None:
+    """A scripted error (``MockLLMServer.enqueue_batch_fault``) on an S3 path as S3 answers
+    errors, in XML; None on the control plane, which answers the runtime's JSON errors."""
+    if not req.path.startswith("/s3/"):
+        return None
+    code = err.error_type or _S3_CODES.get(err.status, "InternalError")
+    return _s3_error(err.status, code, err.message, unquote(req.path[len("/s3/") :]))
+
+
 def _s3_error(status: int, code: str, message: str, key: str) -> Reply:
     body = (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
