@@ -151,6 +151,7 @@ def test_generate_result_shape() -> None:
         "usage": None,
         "reasoning": None,
         "message": {"role": "assistant", "content": "hi", "tool_calls": []},
+        "cost": None,  # Echo's row has no price provider
     }
 
 
@@ -253,6 +254,7 @@ def test_sdk_errors_become_the_error_shape_with_the_key_redacted(
         "usage": None,
         "reasoning": None,
         "message": None,
+        "cost": None,
         "error": {
             "type": "rate_limit",
             "message": "slow down (***)",
@@ -313,6 +315,7 @@ def test_stream_yields_text_tool_calls_then_done() -> None:
                     "content": "Hello",
                     "tool_calls": [{"id": "c1", "name": "get_weather", "arguments": {}}],
                 },
+                "cost": None,
             },
         },
     ]

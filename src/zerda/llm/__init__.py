@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from zerda.llm._profile import ModelProfile, profile
 from zerda.llm._ratelimit import RateLimiter
+from zerda.llm._tool_decorator import PAUSE, tool
 from zerda.llm.base import BaseLLMInterface, Request
 from zerda.llm.errors import (
     AuthenticationError,
@@ -36,8 +38,10 @@ __all__ = [
     "BaseLLMInterface",
     "ConnectionError",
     "InvalidRequestError",
+    "ModelProfile",
     "NotFoundError",
     "OutputValidationError",
+    "PAUSE",
     "PermissionDeniedError",
     "RateLimitError",
     "RateLimiter",
@@ -51,6 +55,8 @@ __all__ = [
     "create_interface",
     "document",
     "image",
+    "profile",
+    "tool",
     "tool_from_function",
     "tool_from_model",
     "tool_result",

@@ -75,6 +75,19 @@ class Traits:
       Groq's; ``anthropic``: Message Batches; ``mistral``: a file + /v1/batch/jobs;
       ``gemini``: batchGenerateContent, inline or from a file; ``bedrock``: a model
       invocation job on S3); None: ``batch`` is refused before anything is sent.
+    - ``forced_tool_with_adaptive``: a forced tool_choice may go with Claude's adaptive
+      thinking (Anthropic's API: recorded claude-opus-4-6 exchanges with ``tool_choice``
+      ``any`` and adaptive thinking answered 200). False where the platform refuses it too
+      (Claude on Bedrock, https://github.com/can1357/oh-my-pi/issues/341). Budget thinking
+      with a forced tool_choice is refused everywhere (the family's ``forced_tool_choice``).
+    - ``reasoning_echo``: the assistant-message field in which the API needs a turn's
+      reasoning text back (DeepSeek's thinking mode with tools: ``reasoning_content``); the
+      text is kept in ``provider_data[<row>]`` under that name and sent back to that row
+      only. None: reasoning text is never sent back.
+    - ``count_tokens``: the counting endpoint ``llm.count_tokens`` calls, exact
+      (``anthropic``: Messages ``count_tokens``; ``gemini``: ``countTokens``; ``bedrock``:
+      ``CountTokens``; ``openai-responses``: ``/responses/input_tokens``); None: an
+      estimate, marked ``exact: False``.
     """
 
     tool_name: str = NAME_64
@@ -96,6 +109,9 @@ class Traits:
     max_tokens_field: str | None = None
     tool_choice_required: str | None = None
     batch: str | None = None
+    count_tokens: str | None = None
+    reasoning_echo: str | None = None
+    forced_tool_with_adaptive: bool = True
 
 
 class Row(Protocol):

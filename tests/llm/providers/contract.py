@@ -111,6 +111,7 @@ def result(
         "usage": usage,
         "reasoning": reasoning,
         "message": message,
+        "cost": None,  # the suite's model, m-1, has no price (DESIGN §21)
     }
     if provider_data is not None:
         message["provider_data"] = out["provider_data"] = provider_data
@@ -136,6 +137,7 @@ def error_result(
         "usage": None,
         "reasoning": reasoning,
         "message": None,
+        "cost": None,
         "error": {
             "type": kind,
             "message": message,

@@ -672,6 +672,7 @@ def test_thinking_only_result(llm: AnthropicInterface, mock: MockLLMServer) -> N
             "provider_data": {"anthropic": {"thinking": THINKING}},
         },
         "provider_data": {"anthropic": {"thinking": THINKING}},
+        "cost": None,  # claude-test has no price
     }
 
 
@@ -751,6 +752,7 @@ def test_529_overloaded_is_a_retried_server_error(mock: MockLLMServer) -> None:
         "usage": None,
         "reasoning": None,
         "message": None,
+        "cost": None,
         "error": {
             "type": "server",
             "message": "it failed",

@@ -91,6 +91,7 @@ def test_one_call_in_many_fragments(llm: AnthropicInterface, mock: MockLLMServer
             "content": None,
             "tool_calls": [call("toolu_01", "get_weather", arguments)],
         },
+        "cost": None,  # claude-test has no price
     }
 
 
@@ -184,6 +185,7 @@ def test_overloaded_error_event_keeps_partial_text(
         "usage": None,
         "reasoning": None,
         "message": None,
+        "cost": None,
         "error": {
             "type": "server",
             "message": "overloaded_error: Overloaded",

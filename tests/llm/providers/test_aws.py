@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.llm.prices import genai_cost
 from tests.llm.providers.contract import WIRES
 from tests.llm.providers.histories import PRODUCERS, TOOLS, history_from
 from zerda.llm.errors import (
@@ -665,6 +666,7 @@ def test_reasoning_kept_in_provider_data_only_when_signed(
             "provider_data": provider_data,
         },
         "provider_data": provider_data,
+        "cost": genai_cost("bedrock", MODEL, {"input_tokens": 3, "output_tokens": 4}),
     }
 
 
@@ -783,6 +785,7 @@ def test_client_errors(
         "usage": None,
         "reasoning": None,
         "message": None,
+        "cost": None,
         "error": {
             "type": kind,
             "message": f"{code or 'UnrecognizedClientException'}: nope",

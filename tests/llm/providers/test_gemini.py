@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.llm.prices import genai_cost
 from tests.llm.providers.histories import TOOLS, history_from
 from zerda.llm import create_interface
 from zerda.llm.base import Request
@@ -101,16 +102,19 @@ def result(
     usage: dict[str, Any] | None = DEFAULT_USAGE,
     provider_data: dict[str, Any] | None = None,
     reasoning: str | None = None,
+    model: str = MODEL,
 ) -> dict[str, Any]:
     calls = calls or []
     message: dict[str, Any] = {"role": "assistant", "content": content, "tool_calls": calls}
+    usage = {**NO_DETAILS, **usage} if usage else usage
     out: dict[str, Any] = {
         "content": content,
         "tool_calls": calls,
         "stop_reason": stop,
-        "usage": {**NO_DETAILS, **usage} if usage else usage,
+        "usage": usage,
         "reasoning": reasoning,
         "message": message,
+        "cost": genai_cost("gemini", model, usage),  # DESIGN §21
     }
     if provider_data:
         message["provider_data"] = provider_data
@@ -545,7 +549,13 @@ def test_a_gemini_2_0_model_signs_nothing(mock: MockLLMServer) -> None:
     got = create_interface("gemini", model="gemini-2.0-flash", **options).generate(
         "hi", tools=TOOLS
     )
-    assert got == result(None, [{"id": None, "name": "get_weather", "arguments": {}}], "tool_use")
+    expected = result(
+        None,
+        [{"id": None, "name": "get_weather", "arguments": {}}],
+        "tool_use",
+        model="gemini-2.0-flash",
+    )
+    assert got == expected
 
 
 @pytest.mark.parametrize(

@@ -68,6 +68,7 @@ def result(
         "usage": {**usage, **NO_DETAILS},  # Ollama reports no cache or reasoning counts
         "reasoning": reasoning,
         "message": {"role": "assistant", "content": content, "tool_calls": calls},
+        "cost": None,  # the ollama row has no price provider
     }
 
 

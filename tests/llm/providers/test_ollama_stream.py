@@ -165,6 +165,7 @@ def test_calls_spread_over_chunks(server: MockLLMServer) -> None:
         "usage": {"input_tokens": 4, "output_tokens": 6, **NO_DETAILS},
         "reasoning": None,
         "message": {"role": "assistant", "content": "Let me see. ", "tool_calls": calls(events)},
+        "cost": None,  # the ollama row has no price provider
     }
 
 

@@ -275,6 +275,7 @@ def test_map_response_mistral_dict_arguments() -> None:
             "content": None,
             "tool_calls": [{"id": "abcDEF123", "name": "f", "arguments": {"a": 1}}],
         },
+        "cost": None,  # no usage to price
     }
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from zerda.llm import _gc, _structured, registry
 from zerda.llm._ids import ID_RULES
+from zerda.llm._profile import check_limits
 from zerda.llm._request import Request, check_tool_choice, check_tool_names, prepare
 from zerda.llm._structured import OutputSpec
 from zerda.llm.errors import InvalidRequestError, OutputValidationError, ZerdaError
@@ -41,7 +42,12 @@ class Requests(Host):
         except ValueError as exc:  # a converter refused the input: the caller's mistake
             if isinstance(exc, ZerdaError):
                 raise
-            raise InvalidRequestError(str(exc), provider=self.provider) from exc
+            # A schema adapter's refusal of what the row's dialect cannot express is a
+            # capability refusal (zerda.llm._schema_walk.DialectError).
+            capability = getattr(exc, "capability", False) is True
+            raise InvalidRequestError(
+                str(exc), provider=self.provider, capability=capability
+            ) from exc
         finally:
             _gc.resume(paused)
 
@@ -67,6 +73,8 @@ class Requests(Host):
             output=output,
             **kwargs,
         )
+        # The model's known limits (DESIGN §21): one dict lookup per call.
+        check_limits(self.spec, str(self.model), req.max_tokens, messages)
         plan = self._plan_reasoning(reasoning, req.max_tokens, req.tool_choice)
         return replace(req, reasoning=plan) if plan is not None else req
 
@@ -105,8 +113,8 @@ class Requests(Host):
             return {}
         try:
             return self._map_response_format(req.output)
-        except ValueError as exc:  # a schema that cannot be made strict
-            raise InvalidRequestError(str(exc), provider=self.provider) from None
+        except ValueError as exc:  # a schema that cannot be made strict: another row may take it
+            raise InvalidRequestError(str(exc), provider=self.provider, capability=True) from None
 
     def _plan_reasoning(self, reasoning: Any, max_tokens: int | None, choice: Any) -> Plan | None:
         """``reasoning=`` checked against this model's family (the row's reasoning mode
@@ -114,16 +122,22 @@ class Requests(Host):
         mode = self.traits.reasoning
         if mode is None and reasoning is not None:
             raise InvalidRequestError(
-                f"reasoning: Zerda has no reasoning control for {self.provider}"
+                f"reasoning: Zerda has no reasoning control for {self.provider}", capability=True
             )
         forced = choice == "required" or isinstance(choice, dict)
-        return plan_reasoning(
-            mode,
-            str(self.model),
-            check_reasoning(reasoning),
-            max_tokens=max_tokens,
-            forced_tool_choice=forced,
-        )
+        checked = check_reasoning(reasoning)  # its shape: the same on every row
+        try:
+            return plan_reasoning(
+                mode,
+                str(self.model),
+                checked,
+                max_tokens=max_tokens,
+                forced_tool_choice=forced,
+                forced_with_adaptive=self.traits.forced_tool_with_adaptive,
+            )
+        except InvalidRequestError as exc:  # what this model's family cannot take
+            exc.capability = True
+            raise
 
     def _check_tool_names(self, tools: list[dict[str, Any]] | None) -> None:
         check_tool_names(tools, self.spec)

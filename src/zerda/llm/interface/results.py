@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from zerda.llm._cost import cost_of
 from zerda.llm.errors import excerpt, malformed_response
 from zerda.llm.interface._host import Host
 from zerda.llm.tools import ToolCall, tool_calls_to_dicts
@@ -49,6 +50,9 @@ class Results(Host):
             "usage": usage,
             "reasoning": reasoning or None,
             "message": message,
+            # Priced from the usage (DESIGN §21): None where the price is unknown. generate
+            # and stream both build their result here, so they give the same cost.
+            "cost": cost_of(self.spec.price_provider, str(self.model), usage),
         }
         if provider_data:
             message["provider_data"] = provider_data

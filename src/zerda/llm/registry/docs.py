@@ -153,6 +153,46 @@ def batch_table() -> str:
     return "\n".join(lines)
 
 
+# What each ``traits.count_tokens`` value calls (docs/cost-and-limits.md, "Counting tokens").
+COUNT_DOCS = {
+    "anthropic": "`POST /v1/messages/count_tokens` (`client.messages.count_tokens`); on Vertex "
+    "AI the SDK sends it to `count-tokens:rawPredict`",
+    "gemini": "`countTokens`: on the fast path the whole request (`generateContentRequest` on "
+    "the Gemini API), else `client.models.count_tokens`, which on the Gemini API counts no "
+    "system prompt or tools (then an estimate)",
+    "bedrock": "`CountTokens` with the Converse input (`client.count_tokens`); botocore "
+    "releases without it estimate",
+    "openai-responses": "`POST /v1/responses/input_tokens` "
+    "(`client.responses.input_tokens.count`); openai releases without it estimate",
+}
+
+
+def counting_table() -> str:
+    """The Markdown table of what ``llm.count_tokens`` calls on each row (or its estimate)."""
+    lines = ["| provider | `count_tokens` | how |", "|---|---|---|"]
+    for spec in _rows():
+        how = spec.traits.count_tokens
+        if how:
+            lines.append(f"| `{spec.name}` | exact | {COUNT_DOCS[how]} |")
+        else:
+            lines.append(f"| `{spec.name}` | estimate | Zerda's estimate, `exact: False` |")
+    return "\n".join(lines)
+
+
+def prices_table() -> str:
+    """The Markdown table of where each row's prices and model limits are looked up
+    (docs/cost-and-limits.md): ``price_provider`` and ``profile_providers``."""
+    lines = [
+        "| provider | prices (genai-prices provider) | limits (models.dev providers) |",
+        "|---|---|---|",
+    ]
+    for spec in _rows():
+        price = f"`{spec.price_provider}`" if spec.price_provider else "none: `cost` is None"
+        limits = ", ".join(f"`{p}`" for p in spec.profile_providers) or "none: not checked"
+        lines.append(f"| `{spec.name}` | {price} | {limits} |")
+    return "\n".join(lines)
+
+
 def portability_table() -> str:
     """The matrix of docs/portability.md: every row's outputs continued on every row
     (tests/llm/test_any_history.py runs each cell)."""
@@ -279,12 +319,16 @@ DOCS_TABLES = {
     "media": media_table,
     "media_types": media_types_table,
     "batch": batch_table,
+    "counting": counting_table,
+    "prices": prices_table,
     "portability": portability_table,
     "structured": structured_table,
     "compatible": compatible_table,
 }
 
-GENERATED = re.compile(r"(<!-- registry:(\w+)[^>]*-->\n)(.*?)(\n<!-- /registry -->)", re.S)
+# A block's table, possibly empty (a new block is written as its two markers): it never
+# reaches past its own closing marker into the next block.
+GENERATED = re.compile(r"(<!-- registry:(\w+)[^>]*-->\n)(.*?)\n?(<!-- /registry -->)", re.S)
 
 
 def pages(root: Path) -> list[Path]:
@@ -294,7 +338,7 @@ def pages(root: Path) -> list[Path]:
 
 def regenerate(text: str) -> str:
     """``text`` with every generated table as the registry makes it now."""
-    return GENERATED.sub(lambda m: m[1] + DOCS_TABLES[m[2]]() + m[4], text)
+    return GENERATED.sub(lambda m: m[1] + DOCS_TABLES[m[2]]() + "\n" + m[4], text)
 
 
 def write(root: Path) -> list[Path]:

@@ -31,6 +31,8 @@ _OPENAI = ProviderSpec(
     wire="openai",
     demo_model="gpt-4o-mini",
     title="OpenAI Chat Completions",
+    price_provider="openai",
+    profile_providers=("openai",),
     traits=Traits(
         # https://platform.openai.com/docs/guides/images-vision, /docs/guides/pdf-files,
         # /docs/guides/audio: image_url (data URI or URL), file (file_data or file_id),
@@ -72,6 +74,8 @@ _OPENAI_RESPONSES = ProviderSpec(
     wire="openai-responses",
     demo_model="gpt-5-mini",
     title="OpenAI Responses",
+    price_provider="openai",
+    profile_providers=("openai",),
     traits=Traits(
         # https://platform.openai.com/docs/guides/images-vision, /docs/guides/pdf-files:
         # input_image (data URI or URL) and input_file (file_data, file_url or file_id), in
@@ -88,6 +92,8 @@ _OPENAI_RESPONSES = ProviderSpec(
         parallel_tool_calls=True,
         # https://platform.openai.com/docs/api-reference/responses/create has no stop field.
         stop_sequences=False,
+        # https://platform.openai.com/docs/api-reference/responses/input-tokens
+        count_tokens="openai-responses",
     ),
 )
 
@@ -102,6 +108,8 @@ _GROQ = ProviderSpec(
     wire="groq",
     demo_model="llama-3.3-70b-versatile",
     title="Groq",
+    price_provider="groq",
+    profile_providers=("groq",),
     traits=Traits(
         # https://console.groq.com/docs/vision: image_url only, data URI or URL.
         user=Media(
@@ -132,6 +140,8 @@ _MISTRAL = ProviderSpec(
     wire="mistral",
     demo_model="mistral-small-latest",
     title="Mistral",
+    price_provider="mistral",
+    profile_providers=("mistral",),
     traits=Traits(
         tool_id="mistral",
         # https://docs.mistral.ai/capabilities/vision/, /capabilities/document_ai/,
@@ -165,7 +175,14 @@ _OLLAMA = ProviderSpec(
     wire="ollama",
     demo_model="llama3.2",
     title="Ollama",
+    # No price_provider: a local server's calls cost nothing genai-prices could price, and
+    # its model names are the user's own; models.dev describes none of them.
     traits=Traits(
+        # Ollama applies no rule to tool names (its API reference types function.name as a
+        # string, https://github.com/ollama/ollama/blob/main/docs/api.md#chat; the server
+        # passes it to the model's template): MCP's "server.tool" names go out unchanged.
+        tool_name=r".+",
+        tool_name_rule="any name (Ollama applies no rule of its own)",
         tool_id="optional",
         # https://github.com/ollama/ollama/blob/main/docs/api.md#chat: message.images,
         # base64 only (the server fetches no URL).
@@ -198,6 +215,8 @@ _ANTHROPIC = ProviderSpec(
     wire="anthropic",
     demo_model="claude-sonnet-4-6",
     title="Anthropic Messages",
+    price_provider="anthropic",
+    profile_providers=("anthropic",),
     traits=Traits(
         tool_id="anthropic",
         # https://docs.anthropic.com/en/docs/build-with-claude/vision, /pdf-support:
@@ -217,6 +236,8 @@ _ANTHROPIC = ProviderSpec(
         parallel_tool_calls=True,
         # https://docs.anthropic.com/en/docs/build-with-claude/batch-processing
         batch="anthropic",
+        # https://docs.anthropic.com/en/api/messages-count-tokens
+        count_tokens="anthropic",
     ),
 )
 
@@ -262,6 +283,7 @@ _BEDROCK_USER_MEDIA = Media(
 
 _BEDROCK = ProviderSpec(
     name="bedrock",
+    region_option="region",
     aliases=("aws",),
     cls="zerda.llm.wires.bedrock.interface:AWSInterface",
     extra="bedrock",
@@ -273,6 +295,8 @@ _BEDROCK = ProviderSpec(
     wire="bedrock",
     demo_model="anthropic.claude-3-5-sonnet-20240620-v1:0",
     title="AWS Bedrock Converse",
+    price_provider="aws",
+    profile_providers=("amazon-bedrock",),
     traits=Traits(
         tool_id="bedrock",
         # https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ContentBlock.html:
@@ -293,6 +317,11 @@ _BEDROCK = ProviderSpec(
         # https://docs.aws.amazon.com/bedrock/latest/userguide/batch-inference-data.html:
         # a JSONL file in S3, a model invocation job of the Converse type.
         batch="bedrock",
+        # https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CountTokens.html
+        count_tokens="bedrock",
+        # claude-sonnet-4-6 with adaptive thinking and a forced toolChoice: 400 "Thinking may
+        # not be enabled when tool_choice forces tool use" (https://github.com/can1357/oh-my-pi/issues/341).
+        forced_tool_with_adaptive=False,
     ),
 )
 
@@ -332,6 +361,8 @@ _GEMINI = ProviderSpec(
     wire="gemini",
     demo_model="gemini-2.5-flash",
     title="Google Gemini",
+    price_provider="google",
+    profile_providers=("google",),
     traits=Traits(
         # FunctionDeclaration.name in google-genai's types: starts with a letter or an
         # underscore; letters, digits, underscores, dots, colons and dashes; at most 128.
@@ -350,6 +381,8 @@ _GEMINI = ProviderSpec(
         **output_traits(GEMINI),
         # https://ai.google.dev/gemini-api/docs/batch-mode: inline requests, or a JSONL file.
         batch="gemini",
+        # https://ai.google.dev/api/tokens (on Vertex AI too: countTokens).
+        count_tokens="gemini",
     ),
 )
 
@@ -366,6 +399,8 @@ def compatible_row(
     demo_model: str,
     *,
     auth: str = "",
+    price_provider: str | None = None,
+    profile_providers: tuple[str, ...] = (),
     **traits: Any,
 ) -> ProviderSpec:
     """A Chat Completions service reached through the openai SDK at its own base URL.
@@ -385,6 +420,8 @@ def compatible_row(
         title=title,
         traits=Traits(**{"reasoning": "openai", "structured_output": ("native", "tool"), **traits}),
         defaults=MappingProxyType({"base_url": base_url}),
+        price_provider=price_provider,
+        profile_providers=profile_providers,
     )
 
 
@@ -405,6 +442,8 @@ _OPENROUTER = compatible_row(
     "https://openrouter.ai/api/v1",
     "OPENROUTER_API_KEY",
     "openai/gpt-4o-mini",
+    price_provider="openrouter",
+    profile_providers=("openrouter",),
     # https://openrouter.ai/docs/api-reference/chat-completion: "reasoning" on the message
     # and delta; max_tokens; parallel_tool_calls passed to the model's provider.
     max_tokens_field="max_tokens",
@@ -418,6 +457,8 @@ _DEEPSEEK = compatible_row(
     "https://api.deepseek.com",
     "DEEPSEEK_API_KEY",
     "deepseek-chat",
+    price_provider="deepseek",
+    profile_providers=("deepseek",),
     # https://api-docs.deepseek.com/guides/reasoning_model: the reasoning is the message's
     # (and delta's) reasoning_content; the API documents max_tokens, not
     # max_completion_tokens, and no parallel_tool_calls switch. Text only: an image_url part
@@ -426,6 +467,10 @@ _DEEPSEEK = compatible_row(
     # https://api-docs.deepseek.com/guides/json_mode: json_object only, no json_schema, so a
     # schema's answer comes in a tool ("json" too: one mode for every response_format).
     structured_output=("tool",),
+    # https://api-docs.deepseek.com/guides/thinking_mode#tool-calls: in thinking mode, the
+    # reasoning_content of a turn that called tools must go back in every later request
+    # (else 400); on the other turns it is ignored.
+    reasoning_echo="reasoning_content",
 )
 _XAI = compatible_row(
     "xai",
@@ -433,6 +478,8 @@ _XAI = compatible_row(
     "https://api.x.ai/v1",
     "XAI_API_KEY",
     "grok-3-mini",
+    price_provider="x-ai",
+    profile_providers=("xai",),
     # https://docs.x.ai/docs/guides/reasoning: reasoning_content on reasoning models;
     # https://docs.x.ai/docs/guides/function-calling: parallel_tool_calls.
     parallel_tool_calls=True,
@@ -445,6 +492,8 @@ _TOGETHER = compatible_row(
     "https://api.together.xyz/v1",
     "TOGETHER_API_KEY",
     "meta-llama/Llama-3.3-70B-Instruct-Turbo",
+    price_provider="together",
+    profile_providers=("togetherai",),
     # https://docs.together.ai/reference/chat-completions-1: max_tokens; reasoning models
     # return "reasoning"; no parallel_tool_calls switch documented.
     max_tokens_field="max_tokens",
@@ -457,6 +506,8 @@ _FIREWORKS = compatible_row(
     "https://api.fireworks.ai/inference/v1",
     "FIREWORKS_API_KEY",
     "accounts/fireworks/models/llama-v3p3-70b-instruct",
+    price_provider="fireworks",
+    profile_providers=("fireworks-ai",),
     # https://docs.fireworks.ai/guides/function-calling: tool_choice "any" forces a call;
     # https://docs.fireworks.ai/guides/reasoning: reasoning_content.
     max_tokens_field="max_tokens",
@@ -470,6 +521,8 @@ _CEREBRAS = compatible_row(
     "https://api.cerebras.ai/v1",
     "CEREBRAS_API_KEY",
     "llama-3.3-70b",
+    price_provider="cerebras",
+    profile_providers=("cerebras",),
     # https://inference-docs.cerebras.ai/api-reference/chat-completions: "reasoning" on
     # the message, max_completion_tokens, parallel_tool_calls.
     parallel_tool_calls=True,
@@ -520,6 +573,8 @@ _AZURE = ProviderSpec(
     wire="azure",
     demo_model="gpt-4o-mini",  # a deployment name
     title="Azure OpenAI Chat Completions",
+    price_provider="azure",
+    profile_providers=("azure", "openai"),
     # Azure's batch API needs a Global-Batch deployment and its own file routes: not mapped.
     traits=replace(_OPENAI_TRAITS, batch=None),
     # The latest GA data-plane version:
@@ -539,13 +594,17 @@ _AZURE_RESPONSES = ProviderSpec(
     wire="azure-responses",
     demo_model="gpt-5-mini",
     title="Azure OpenAI Responses",
-    traits=_OPENAI_RESPONSES.traits,
+    price_provider="azure",
+    profile_providers=("azure", "openai"),
+    # Azure documents no /responses/input_tokens route: counts are estimated.
+    traits=replace(_OPENAI_RESPONSES.traits, count_tokens=None),
     # The Responses API needs 2025-03-01-preview or later:
     # https://learn.microsoft.com/azure/ai-services/openai/how-to/responses
     defaults=MappingProxyType({"api_version": "2025-04-01-preview"}),
 )
 _ANTHROPIC_BEDROCK = ProviderSpec(
     name="anthropic-bedrock",
+    region_option="region",
     cls="zerda.llm.wires.anthropic.cloud:AnthropicBedrockInterface",
     extra="anthropic-bedrock",
     sdk_module="anthropic",
@@ -557,11 +616,20 @@ _ANTHROPIC_BEDROCK = ProviderSpec(
     wire="anthropic-bedrock",
     demo_model="anthropic.claude-sonnet-4-6",
     title="Claude on AWS Bedrock (anthropic SDK)",
+    price_provider="aws",
+    profile_providers=("amazon-bedrock",),
     # Message Batches are the Anthropic API's own; Bedrock batches through S3 jobs instead.
-    traits=replace(_ANTHROPIC.traits, batch=None),
+    # The SDK's AnthropicBedrock refuses count_tokens ("Token counting is not supported in
+    # Bedrock yet"): counts are estimated (the bedrock row counts through CountTokens).
+    # Bedrock refuses adaptive thinking with a forced tool_choice too (the bedrock row's
+    # forced_tool_with_adaptive: https://github.com/can1357/oh-my-pi/issues/341).
+    traits=replace(
+        _ANTHROPIC.traits, batch=None, count_tokens=None, forced_tool_with_adaptive=False
+    ),
 )
 _ANTHROPIC_VERTEX = ProviderSpec(
     name="anthropic-vertex",
+    region_option="region",
     cls="zerda.llm.wires.anthropic.cloud:AnthropicVertexInterface",
     extra="anthropic-vertex",
     sdk_module="anthropic",
@@ -573,11 +641,14 @@ _ANTHROPIC_VERTEX = ProviderSpec(
     wire="anthropic-vertex",
     demo_model="claude-sonnet-4-6",
     title="Claude on Vertex AI (anthropic SDK)",
+    price_provider="google",
+    profile_providers=("google-vertex-anthropic", "anthropic"),
     # Vertex AI batches through its own batch prediction jobs, not Message Batches.
     traits=replace(_ANTHROPIC.traits, batch=None),
 )
 _VERTEX = ProviderSpec(
     name="vertex",
+    region_option="location",
     cls="zerda.llm.wires.gemini.interface:GeminiInterface",
     extra="gemini",
     sdk_module="google.genai",
@@ -589,6 +660,8 @@ _VERTEX = ProviderSpec(
     wire="vertex",
     demo_model="gemini-2.5-flash",
     title="Gemini on Vertex AI",
+    price_provider="google",
+    profile_providers=("google-vertex", "google"),
     # Vertex AI batches are batch prediction jobs over Cloud Storage / BigQuery, not the
     # Gemini API's inline or file batchGenerateContent that llm.batch maps.
     traits=replace(_GEMINI.traits, batch=None),

@@ -30,9 +30,15 @@ class ProviderSpec:
     title: str  # for docs tables
     aliases: tuple[str, ...] = ()
     auth: str = ""  # how it authenticates when env_keys is empty, for docs
+    region_option: str | None = None  # the constructor option naming its region (CLI --region)
     secret_options: tuple[str, ...] = ()  # options besides api_key that hold secrets: redacted
     traits: Traits = field(default_factory=Traits)
     defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # Where the row's models are described (docs/cost-and-limits.md): the genai-prices
+    # provider id that prices them (None: no price, ``cost`` is None), and the models.dev
+    # provider ids that hold their limits, in lookup order (``zerda.llm.profile``).
+    price_provider: str | None = None
+    profile_providers: tuple[str, ...] = ()
 
     def __reduce__(self) -> str | tuple[Any, ...]:
         # A registry row travels as its name (its mappings are read-only proxies, which
