@@ -178,7 +178,10 @@ def test_stream_sends_ping_after_the_first_block_start(server: MockLLMServer) ->
     body = json.dumps({"model": "m", "max_tokens": 8, "messages": MESSAGES, "stream": True})
     url = server.base_url("anthropic") + "/v1/messages"
     request = urllib.request.Request(
-        url, data=body.encode(), method="POST", headers={"x-api-key": "test-key"}
+        url,
+        data=body.encode(),
+        method="POST",
+        headers={"x-api-key": "test-key", "anthropic-version": "2023-06-01"},
     )
 
     with urllib.request.urlopen(request, timeout=5) as response:

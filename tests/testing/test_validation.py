@@ -12,6 +12,7 @@ import pytest
 from zerda.testing import MockLLMServer
 
 KEYS = {"authorization": "Bearer test-key", "x-api-key": "k", "x-goog-api-key": "k"}
+KEYS["anthropic-version"] = "2023-06-01"  # every Anthropic SDK sends it (versioning page)
 USER = {"role": "user", "content": "hi"}
 GEMINI_PATH = "/gemini/v1beta/models/gemini-2.5-flash:generateContent"
 BEDROCK_PATH = "/bedrock/model/anthropic.claude-3-5-sonnet/converse"
@@ -72,7 +73,9 @@ def _gemini_tools(parameters: dict[str, Any]) -> list[dict[str, Any]]:
 
 GEMINI_USER = {"role": "user", "parts": [{"text": "hi"}]}
 BEDROCK_USER = {"role": "user", "content": [{"text": "hi"}]}
-BEDROCK_TOOLS = {"tools": [{"toolSpec": {"name": "f", "inputSchema": {"json": {}}}}]}
+BEDROCK_TOOLS = {
+    "tools": [{"toolSpec": {"name": "f", "inputSchema": {"json": {"type": "object"}}}}]
+}
 MISTRAL_CALL = {
     "role": "assistant",
     "tool_calls": [{"id": "abcdefghi", "function": {"name": "f", "arguments": "{}"}}],
@@ -231,14 +234,14 @@ CASES: list[tuple[str, str, Any, dict[str, str] | None, int, Any]] = [
         },
     ),
     (
-        "mistral user right after tool",
+        "mistral tool right after user",
         "/mistral/v1/chat/completions",
-        {"model": "mistral", "messages": [USER, MISTRAL_CALL, _tool("abcdefghi"), USER]},
+        {"model": "mistral", "messages": [USER, _tool("abcdefghi")]},
         None,
         400,
         {
             "object": "error",
-            "message": "Unexpected role 'user' after role 'tool'",
+            "message": "Unexpected role 'tool' after role 'user'",
             "type": "invalid_request_message_order",
             "param": None,
             "code": "3230",
@@ -265,7 +268,7 @@ CASES: list[tuple[str, str, Any, dict[str, str] | None, int, Any]] = [
     ),
     (
         "bedrock conversation starting with an assistant turn",
-        BEDROCK_PATH,
+        "/bedrock/model/amazon.nova-micro-v1:0/converse",
         {"messages": [{"role": "assistant", "content": [{"text": "hello"}]}, BEDROCK_USER]},
         None,
         400,

@@ -16,6 +16,7 @@ BEARER = {"authorization": "Bearer test-key"}
 SIGNED = {"authorization": "AWS4-HMAC-SHA256 Credential=test"}
 USER = {"role": "user", "content": "hi"}
 RESPONSES = "/openai-responses/v1/responses"
+OPENAI_RESPONSES = "/openai/v1/responses"
 BEDROCK = "/anthropic-bedrock/model/anthropic.claude-sonnet-4-6/invoke"
 CLAUDE_VERTEX = (
     "/anthropic-vertex/projects/p/locations/us-east5/publishers/anthropic/models/m:rawPredict"
@@ -214,6 +215,87 @@ CASES: list[tuple[str, str, Any, dict[str, str], int, Any, str]] = [
         },
         "oauth_present",
     ),
+    # --- issue 33: the Responses API's ranges, schemas and Chat-style items; the same rules
+    # on /openai/v1/responses, where responses.create lands with the openai row's base URL ---
+    (
+        "responses temperature below 0 on the openai row",
+        OPENAI_RESPONSES,
+        {"model": "gpt-5", "input": "hi", "temperature": -1},
+        BEARER,
+        400,
+        _openai_error(
+            "Invalid 'temperature': decimal below minimum value. Expected a value >= 0, but got "
+            "-1 instead.",
+            "temperature",
+            "decimal_below_min_value",
+        ),
+        "temperature_in_range",
+    ),
+    (
+        "responses chat-style tool_calls in input",
+        RESPONSES,
+        {"model": "gpt-5", "input": [USER, {"role": "assistant", "tool_calls": []}]},
+        BEARER,
+        400,
+        _openai_error(
+            "Unknown parameter: 'input[1].tool_calls'.", "input[1].tool_calls", "unknown_parameter"
+        ),
+        "chat_items_refused",
+    ),
+    (
+        "responses required tool_choice without tools",
+        OPENAI_RESPONSES,
+        {"model": "gpt-5", "input": "hi", "tool_choice": "required"},
+        BEARER,
+        400,
+        _openai_error(
+            "Tool choice 'required' must be specified with 'tools' parameter.", "tool_choice", None
+        ),
+        "tool_choice_needs_tools",
+    ),
+    (
+        "responses strict tool without additionalProperties",
+        RESPONSES,
+        {
+            "model": "gpt-5",
+            "input": "hi",
+            "tools": [
+                {
+                    "type": "function",
+                    "name": "f",
+                    "strict": True,
+                    "parameters": {"type": "object", "properties": {"a": {"type": "string"}}},
+                }
+            ],
+        },
+        BEARER,
+        400,
+        _openai_error(
+            "Invalid schema for function 'f': In context=(), 'additionalProperties' is required "
+            "to be supplied and to be false.",
+            "tools[0].parameters",
+            "invalid_function_parameters",
+        ),
+        "tool_schemas_valid",
+    ),
+    (
+        "responses text format schema that is not a JSON Schema",
+        RESPONSES,
+        {
+            "model": "gpt-5",
+            "input": "hi",
+            "text": {"format": {"type": "json_schema", "name": "r", "schema": {"type": "objet"}}},
+        },
+        BEARER,
+        400,
+        _openai_error(
+            "Invalid schema for response_format 'r': schema must be a JSON Schema of 'type: "
+            '"object"\', got \'type: "objet"\'.',
+            "text.format.schema",
+            None,
+        ),
+        "text_format_schema_valid",
+    ),
 ]
 IDS = [c[0] for c in CASES]
 
@@ -266,3 +348,16 @@ def test_strict_false_serves_every_bad_request(
     lenient.enqueue(provider, text="served")
     assert httpx.post(lenient.url + path, json=body, headers=headers).status_code == 200
     assert lenient.last_request(provider).rejected_by is None
+
+
+def test_openai_row_answers_responses_in_the_responses_shape(server: MockLLMServer) -> None:
+    """POST /openai/v1/responses (the openai row's base URL + the SDK's /responses) is
+    validated with the Responses rules and answered with a Responses body."""
+    import openai
+
+    server.reset()
+    server.enqueue("openai", text="hello")
+    client = openai.OpenAI(**server.sdk_client_kwargs("openai"), max_retries=0)
+    response = client.responses.create(model="gpt-5", input="hi")
+    assert (response.object, response.output_text) == ("response", "hello")
+    assert server.last_request("openai").path == "/v1/responses"

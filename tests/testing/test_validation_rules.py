@@ -23,6 +23,7 @@ from zerda.testing import MockLLMServer
 from zerda.testing._validate import load_validator
 
 KEYS = {"authorization": "Bearer k", "x-api-key": "k", "x-goog-api-key": "k"}
+KEYS["anthropic-version"] = "2023-06-01"  # every Anthropic SDK sends it (versioning page)
 USER = {"role": "user", "content": "hi"}
 OPENAI = "/openai/v1/chat/completions"
 GROQ = "/groq/openai/v1/chat/completions"
@@ -31,8 +32,14 @@ OLLAMA = "/ollama/api/chat"
 OLLAMA_V1 = "/ollama/v1/chat/completions"
 ANTHROPIC = "/anthropic/v1/messages"
 BEDROCK = "/bedrock/model/anthropic.claude-3-5-sonnet/converse"
+NOVA = "/bedrock/model/amazon.nova-micro-v1:0/converse"
+BEDROCK_SONNET_4 = "/bedrock/model/us.anthropic.claude-sonnet-4-20250514-v1:0/converse"
 GEMINI = "/gemini/v1beta/models/gemini-2.5-flash:generateContent"
 GEMINI_3 = "/gemini/v1beta/models/gemini-3-flash-preview:generateContent"
+# The counting endpoints (tests/testing/test_count_endpoints.py has the others' cases).
+ANTHROPIC_COUNT = "/anthropic/v1/messages/count_tokens"
+BEDROCK_COUNT = "/bedrock/model/anthropic.claude-3-5-sonnet/count-tokens"
+GEMINI_COUNT = "/gemini/v1beta/models/gemini-2.5-flash:countTokens"
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 8).decode()
 BIG = "A" * (5 * 1024 * 1024 * 4 // 3 + 8)  # base64 of just over 5 MB
@@ -40,7 +47,7 @@ BEDROCK_BIG = "A" * (3_750_000 * 4 // 3 + 8)  # base64 of just over 3.75 MB
 CALL = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
 MISTRAL_CALL = {"id": "abcdefghi", "function": {"name": "f", "arguments": "{}"}}
 B_USER = {"role": "user", "content": [{"text": "hi"}]}
-B_TOOLS = {"tools": [{"toolSpec": {"name": "f", "inputSchema": {"json": {}}}}]}
+B_TOOLS = {"tools": [{"toolSpec": {"name": "f", "inputSchema": {"json": {"type": "object"}}}}]}
 G_USER = {"role": "user", "parts": [{"text": "hi"}]}
 G_CALL = {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]}
 G_ANSWER = {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}]}
@@ -103,6 +110,24 @@ def _a(messages: list[Any], **extra: Any) -> dict[str, Any]:
     return {"model": "claude", "max_tokens": 10, "messages": messages, **extra}
 
 
+def _a_use(*ids: str) -> dict[str, Any]:
+    uses = [{"type": "tool_use", "id": i, "name": "f", "input": {}} for i in ids]
+    return {"role": "assistant", "content": uses}
+
+
+def _oa_tool(parameters: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": "f", "parameters": parameters, **extra}}
+
+
+def _google_violation(message: str, field: str) -> dict[str, Any]:
+    violation = {"field": field, "description": message}
+    details = [
+        {"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [violation]}
+    ]
+    return {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT",
+                      "details": details}}  # fmt: skip
+
+
 NO_KEY_OPENAI = (
     "You didn't provide an API key. You need to provide your API key in an Authorization header "
     "using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with "
@@ -159,6 +184,15 @@ GEMINI_UNSIGNED = (
 GEMINI_ADDITIONAL = (
     'Invalid JSON payload received. Unknown name "additionalProperties" at '
     "'tools[0].function_declarations[0].parameters': Cannot find field."
+)
+ANTHROPIC_BAD_SCHEMA = (
+    "tools.0.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12 "
+    "(https://json-schema.org/draft/2020-12). Learn more about tool use at "
+    "https://docs.anthropic.com/en/docs/tool-use."
+)
+GEMINI_TYPE = (
+    "Invalid value at 'tools[0].function_declarations[0].parameters.type' "
+    '(type.googleapis.com/google.ai.generativelanguage.v1beta.Type), "objet"'
 )
 NOT_JSON = b'{"model": "m", "messages": [}'
 
@@ -223,11 +257,10 @@ CASES: list[Case] = [
      _mistral_missing("model", {"messages": [USER]}), "model_present"),
     ("mistral-no-messages", MISTRAL, {"model": "m"}, None, 422,
      _mistral_missing("messages", {"model": "m"}), "messages_present"),
-    ("mistral-user-after-tool", MISTRAL,
-     {"model": "m", "messages": [USER, {"role": "assistant", "tool_calls": [MISTRAL_CALL]},
-                                 {"role": "tool", "tool_call_id": "abcdefghi", "content": "x"},
-                                 USER]},
-     None, 400, _mistral("Unexpected role 'user' after role 'tool'",
+    ("mistral-tool-after-user", MISTRAL,
+     {"model": "m", "messages": [USER,
+                                 {"role": "tool", "tool_call_id": "abcdefghi", "content": "x"}]},
+     None, 400, _mistral("Unexpected role 'tool' after role 'user'",
                          "invalid_request_message_order", "3230"), "role_order"),
     ("mistral-ends-on-assistant", MISTRAL,
      {"model": "m", "messages": [USER, {"role": "assistant", "content": "x"}]}, None, 400,
@@ -246,7 +279,7 @@ CASES: list[Case] = [
     # --- Ollama (no auth: a local server) ---
     ("ollama-empty-body", OLLAMA, b"", {}, 400, {"error": "missing request body"}, "body_present"),
     ("ollama-not-json", OLLAMA, NOT_JSON, {}, 400, {"error": "invalid JSON body"}, "body_present"),
-    ("ollama-v1-not-json", OLLAMA_V1, NOT_JSON, {}, 400, {"error": "invalid JSON body"},
+    ("ollama-v1-not-json", OLLAMA_V1, NOT_JSON, {}, 400, _oa("invalid JSON body"),
      "body_present"),
     ("ollama-no-model", OLLAMA, {"messages": [USER]}, {}, 400, {"error": "model is required"},
      "model_present"),
@@ -295,12 +328,18 @@ CASES: list[Case] = [
     ("anthropic-image-over-5mb", ANTHROPIC, _a([_a_image("image/png", BIG)]), None, 400,
      _anthropic("messages.0.content.0.image.source.base64: image exceeds 5 MB maximum: 5242885 "
                 "bytes > 5242880 bytes"), "images_valid"),
+    ("anthropic-thinking-forced-tool", ANTHROPIC,
+     {**_a([USER], tools=[{"name": "f", "input_schema": {"type": "object"}}],
+           tool_choice={"type": "any"}, thinking={"type": "enabled", "budget_tokens": 1024}),
+      "max_tokens": 2048},
+     None, 400, _anthropic("Thinking may not be enabled when tool_choice forces tool use."),
+     "thinking_allows_tool_choice"),
     # --- Bedrock Converse ---
     ("bedrock-unsigned", BEDROCK, {"messages": [B_USER]}, {}, 403,
      {"message": "Missing Authentication Token"}, "signed"),
     ("bedrock-not-json", BEDROCK, NOT_JSON, None, 400,
      {"message": "Start of structure or map found where not expected."}, "json_object_body"),
-    ("bedrock-starts-with-assistant", BEDROCK,
+    ("bedrock-starts-with-assistant", NOVA,
      {"messages": [{"role": "assistant", "content": [{"text": "x"}]}, B_USER]}, None, 400,
      {"message": "A conversation must start with a user message. Try again with a conversation "
                  "that starts with a user message."}, "starts_with_user"),
@@ -362,8 +401,7 @@ CASES: list[Case] = [
      "contents_present"),
     ("gemini-bad-role", GEMINI, {"contents": [{"role": "assistant", "parts": [{"text": "x"}]}]},
      None, 400, _google("Please use a valid role: user, model."), "roles_valid"),
-    ("gemini-call-after-model", GEMINI,
-     {"contents": [G_USER, {"role": "model", "parts": [{"text": "x"}]}, G_CALL]}, None, 400,
+    ("gemini-history-starts-with-call", GEMINI, {"contents": [G_CALL, G_ANSWER]}, None, 400,
      _google("Please ensure that function call turn comes immediately after a user turn or "
              "after a function response turn."), "function_calls_follow_user"),
     ("gemini-two-calls-one-response", GEMINI,
@@ -395,6 +433,230 @@ CASES: list[Case] = [
      {"contents": [{"role": "user", "parts": [{"inlineData": {"mimeType": "image/png",
                                                               "data": ""}}]}]}, None, 400,
      _google("Unable to submit request because it has an empty inlineData."), "inline_data_valid"),
+    # --- issue 33: parameter ranges and limits ---
+    ("openai-max-tokens-over-model", OPENAI,
+     {"model": "gpt-4o", "messages": [USER], "max_tokens": 20480}, None, 400,
+     _oa("max_tokens is too large: 20480. This model supports at most 16384 completion tokens, "
+         "whereas you provided 20480.", "max_tokens", "invalid_value"),
+     "max_tokens_within_model"),
+    ("openai-temperature-over-2", OPENAI, {"model": "m", "messages": [USER], "temperature": 3},
+     None, 400,
+     _oa("Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got 3 "
+         "instead.", "temperature", "decimal_above_max_value"), "temperature_in_range"),
+    ("openai-stream-options-without-stream", OPENAI,
+     {"model": "m", "messages": [USER], "stream_options": {"include_usage": True}}, None, 400,
+     _oa("The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+         "stream_options"), "stream_options_need_stream"),
+    ("openai-tool-choice-without-tools", OPENAI,
+     {"model": "m", "messages": [USER], "tool_choice": "required"}, None, 400,
+     _oa("Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are "
+         "specified.", "tool_choice"), "tool_choice_needs_tools"),
+    ("groq-n-over-1", GROQ, {"model": "m", "messages": [USER], "n": 2}, None, 400,
+     {"error": {"message": "'n' : number must be at most 1", "type": "invalid_request_error",
+                "code": None}},
+     "n_is_one"),
+    ("groq-unsupported-message-property", GROQ,
+     {"model": "m", "messages": [USER, {**USER, "timestamp": 1}]}, None, 400,
+     {"error": {"message": "'messages.1' : for 'role:user' the following must be satisfied[("
+                           "'messages.1' : property 'timestamp' is unsupported)]",
+                "type": "invalid_request_error", "code": None}}, "message_fields_known"),
+    ("anthropic-no-version-header", ANTHROPIC, _a([USER]), {"x-api-key": "k"}, 400,
+     _anthropic("anthropic-version: header is required"), "version_header_present"),
+    ("anthropic-max-tokens-over-model", ANTHROPIC,
+     {"model": "claude-sonnet-4-5", "max_tokens": 100000, "messages": [USER]}, None, 400,
+     _anthropic("max_tokens: 100000 > 64000, which is the maximum allowed number of output "
+                "tokens for claude-sonnet-4-5"), "max_tokens_within_model"),
+    ("anthropic-temperature-over-1", ANTHROPIC, _a([USER], temperature=1.5), None, 400,
+     _anthropic("temperature: Input should be less than or equal to 1"), "temperature_in_range"),
+    ("anthropic-thinking-budget-under-1024", ANTHROPIC,
+     _a([USER], max_tokens=4000, thinking={"type": "enabled", "budget_tokens": 512}), None, 400,
+     _anthropic("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"),
+     "thinking_budget_valid"),
+    ("bedrock-temperature-over-1", BEDROCK,
+     {"messages": [B_USER], "inferenceConfig": {"temperature": 2.0}}, None, 400,
+     {"message": "1 validation error detected: Value '2.0' at 'inferenceConfig.temperature' "
+                 "failed to satisfy constraint: Member must have value less than or equal to 1"},
+     "temperature_in_range"),
+    ("bedrock-claude-max-tokens-over-model", BEDROCK_SONNET_4,
+     {"messages": [B_USER], "inferenceConfig": {"maxTokens": 100000}}, None, 400,
+     {"message": "The maximum tokens you requested exceeds the model limit of 64000. Try again "
+                 "with a maximum tokens value that is lower than 64000."},
+     "max_tokens_within_model"),
+    ("bedrock-thinking-budget-under-1024", BEDROCK,
+     {"messages": [B_USER],
+      "additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 100}}},
+     None, 400,
+     {"message": "The model returned the following errors: thinking.enabled.budget_tokens: "
+                 "Input should be greater than or equal to 1024"}, "thinking_budget_valid"),
+    ("gemini-temperature-over-2", GEMINI,
+     {"contents": [G_USER], "generationConfig": {"temperature": 3}}, None, 400,
+     _google("Unable to submit request because it has a temperature value of 3 but the supported "
+             "range is from 0 (inclusive) to 2.0001 (exclusive). Update the value and try again."),
+     "temperature_in_range"),
+    ("gemini-max-output-tokens-over-model", GEMINI,
+     {"contents": [G_USER], "generationConfig": {"maxOutputTokens": 100000}}, None, 400,
+     _google("Unable to submit request because it has a maxOutputTokens value of 100000 but the "
+             "supported range is from 1 (inclusive) to 65537 (exclusive). Update the value and "
+             "try again."), "max_output_tokens_within_model"),
+    # --- issue 33: tool schemas ---
+    ("openai-parameters-not-object", OPENAI,
+     {"model": "m", "messages": [USER], "tools": [_oa_tool({"type": "array"})]}, None, 400,
+     _oa("Invalid schema for function 'f': schema must be a JSON Schema of 'type: \"object\"', "
+         "got 'type: \"array\"'.", "tools[0].function.parameters", "invalid_function_parameters"),
+     "tool_schemas_valid"),
+    ("openai-property-type-not-a-type", OPENAI,
+     {"model": "m", "messages": [USER],
+      "tools": [_oa_tool({"type": "object", "properties": {"a": {"type": "str"}}})]}, None, 400,
+     _oa("Invalid schema for function 'f': In context=('properties', 'a'), 'str' is not valid "
+         "under any of the given schemas.", "tools[0].function.parameters",
+         "invalid_function_parameters"), "tool_schemas_valid"),
+    ("openai-strict-without-additional-properties", OPENAI,
+     {"model": "m", "messages": [USER],
+      "tools": [_oa_tool({"type": "object", "properties": {}}, strict=True)]}, None, 400,
+     _oa("Invalid schema for function 'f': In context=(), 'additionalProperties' is required to "
+         "be supplied and to be false.", "tools[0].function.parameters",
+         "invalid_function_parameters"), "tool_schemas_valid"),
+    ("openai-strict-response-format-not-all-required", OPENAI,
+     {"model": "m", "messages": [USER], "response_format": {"type": "json_schema", "json_schema": {
+         "name": "r", "strict": True, "schema": {
+             "type": "object", "properties": {"b": {"type": "string"}},
+             "additionalProperties": False}}}}, None, 400,
+     _oa("Invalid schema for response_format 'r': In context=(), 'required' is required to be "
+         "supplied and to be an array including every key in properties. Missing 'b'.",
+         "response_format"), "response_format_valid"),
+    ("anthropic-input-schema-not-object", ANTHROPIC,
+     _a([USER], tools=[{"name": "f", "input_schema": {"type": "array"}}]), None, 400,
+     _anthropic("tools.0.custom.input_schema.type: Input should be 'object'"),
+     "tool_schemas_valid"),
+    ("anthropic-input-schema-invalid", ANTHROPIC,
+     _a([USER], tools=[{"name": "f", "input_schema": {"type": "object", "required": "a"}}]),
+     None, 400, _anthropic(ANTHROPIC_BAD_SCHEMA), "tool_schemas_valid"),
+    ("bedrock-input-schema-not-object", BEDROCK,
+     {"messages": [B_USER], "toolConfig": {"tools": [
+         {"toolSpec": {"name": "f", "inputSchema": {"json": {"type": "array"}}}}]}}, None, 400,
+     {"message": "The value at toolConfig.tools.0.toolSpec.inputSchema.json.type must be one of "
+                 "the following: object."}, "tool_schemas_valid"),
+    ("bedrock-claude-input-schema-invalid", BEDROCK,
+     {"messages": [B_USER], "toolConfig": {"tools": [{"toolSpec": {"name": "f", "inputSchema": {
+         "json": {"type": "object", "properties": {"a": {"type": "str"}}}}}}]}}, None, 400,
+     {"message": "The model returned the following errors: " + ANTHROPIC_BAD_SCHEMA},
+     "tool_schemas_valid"),
+    ("gemini-type-not-a-type", GEMINI,
+     {"contents": [G_USER], "tools": [{"functionDeclarations": [
+         {"name": "f", "parameters": {"type": "objet"}}]}]}, None, 400,
+     _google_violation(GEMINI_TYPE, "tools[0].function_declarations[0].parameters.type"),
+     "schema_values_valid"),
+    ("gemini-enum-on-integer", GEMINI,
+     {"contents": [G_USER], "tools": [{"functionDeclarations": [{"name": "f", "parameters": {
+         "type": "OBJECT", "properties": {"n": {"type": "INTEGER", "enum": [1, 2]}}}}]}]},
+     None, 400,
+     _google("* GenerateContentRequest.tools[0].function_declarations[0].parameters.properties"
+             "[n].enum: only allowed for STRING type\n"), "schema_values_valid"),
+    ("gemini-required-undeclared", GEMINI,
+     {"contents": [G_USER], "tools": [{"functionDeclarations": [{"name": "f", "parameters": {
+         "type": "OBJECT", "properties": {}, "required": ["a"]}}]}]}, None, 400,
+     _google("* GenerateContentRequest.tools[0].function_declarations[0].parameters.required[0]: "
+             "property is not defined\n"), "schema_values_valid"),
+    ("gemini-parameters-not-object", GEMINI,
+     {"contents": [G_USER], "tools": [{"functionDeclarations": [
+         {"name": "f", "parameters": {"type": "ARRAY", "items": {"type": "STRING"}}}]}]},
+     None, 400,
+     _google("* GenerateContentRequest.tools[0].function_declarations[0].parameters.type: must "
+             "be OBJECT\n"), "schema_values_valid"),
+    ("bedrock-tool-choice-without-tools", BEDROCK,
+     {"messages": [B_USER], "toolConfig": {"toolChoice": {"any": {}}}}, None, 400,
+     {"message": "1 validation error detected: Value null at 'toolConfig.tools' failed to "
+                 "satisfy constraint: Member must not be null"}, "tools_listed"),
+    # --- issue 33: content rules ---
+    ("anthropic-empty-text-block", ANTHROPIC,
+     _a([{"role": "user", "content": [{"type": "text", "text": ""}, {"type": "text",
+                                                                     "text": "hi"}]}]),
+     None, 400, _anthropic("messages: text content blocks must be non-empty"),
+     "text_blocks_valid"),
+    ("anthropic-whitespace-only-message", ANTHROPIC,
+     _a([{"role": "user", "content": [{"type": "text", "text": "\n"}]}]), None, 400,
+     _anthropic("messages: text content blocks must contain non-whitespace text"),
+     "text_blocks_valid"),
+    ("anthropic-final-assistant-trailing-space", ANTHROPIC,
+     _a([USER, {"role": "assistant", "content": "Sure, "}]), None, 400,
+     _anthropic("messages: final assistant content cannot end with trailing whitespace"),
+     "trailing_whitespace_valid"),
+    ("anthropic-image-bytes-not-the-type", ANTHROPIC, _a([_a_image("image/jpeg")]), None, 400,
+     _anthropic("messages.0.content.0.image.source.base64.data: Image does not match the "
+                "provided media type image/jpeg"), "images_valid"),
+    ("anthropic-five-cache-points", ANTHROPIC,
+     _a([{"role": "user", "content": [
+         {"type": "text", "text": f"t{i}", "cache_control": {"type": "ephemeral"}}
+         for i in range(5)]}]), None, 400,
+     _anthropic("A maximum of 4 blocks with cache_control may be provided. Found 5."),
+     "cache_points_within_limit"),
+    ("anthropic-text-before-tool-result", ANTHROPIC,
+     _a([USER, _a_use("toolu_1"), {"role": "user", "content": [
+         {"type": "text", "text": "here"},
+         {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}]}]), None, 400,
+     _anthropic("messages.2: Did not find 1 `tool_result` block(s) at the beginning of this "
+                "message. Messages following `tool_use` blocks must begin with a matching number "
+                "of `tool_result` blocks."), "tool_results_first"),
+    ("anthropic-duplicate-tool-names", ANTHROPIC,
+     _a([USER], tools=[{"name": "f", "input_schema": {"type": "object"}}] * 2), None, 400,
+     _anthropic("tools: Tool names must be unique."), "tool_names_unique"),
+    ("anthropic-duplicate-tool-use-ids", ANTHROPIC,
+     _a([USER, _a_use("toolu_1", "toolu_1")]), None, 400,
+     _anthropic("messages.1.content.1: `tool_use` ids must be unique"), "tool_use_ids_unique"),
+    ("bedrock-empty-content", BEDROCK, {"messages": [{"role": "user", "content": []}]}, None, 400,
+     {"message": "The content field in the Message object at messages.0 is empty. Add a "
+                 "ContentBlock object to the content field and try again."},
+     "content_not_empty"),
+    ("bedrock-empty-system-text", BEDROCK, {"messages": [B_USER], "system": [{"text": ""}]},
+     None, 400,
+     {"message": "1 validation error detected: Value '' at 'system.1.member.text' failed to "
+                 "satisfy constraint: Member must have length greater than or equal to 1"},
+     "system_text_not_empty"),
+    ("bedrock-five-cache-points", BEDROCK,
+     {"messages": [{"role": "user", "content": [{"text": "a"}] + [
+         {"cachePoint": {"type": "default"}}] * 5}]}, None, 400,
+     {"message": "The model returned the following errors: A maximum of 4 blocks with "
+                 "cache_control may be provided. Found 5."}, "cache_points_within_limit"),
+    ("gemini-empty-parts", GEMINI, {"contents": [G_USER, {"role": "model", "parts": []}]}, None,
+     400, _google("* GenerateContentRequest.contents[1].parts: contents.parts must not be "
+                  "empty.\n"), "parts_not_empty"),
+    # --- issue 33: pairing holes ---
+    ("gemini-response-without-call", GEMINI, {"contents": [G_USER, G_ANSWER]}, None, 400,
+     _google("Please ensure that function response turn comes immediately after a function call "
+             "turn."), "function_responses_follow_calls"),
+    ("mistral-more-calls-than-answers", MISTRAL,
+     {"model": "m", "messages": [USER, {"role": "assistant", "tool_calls": [
+         MISTRAL_CALL, {**MISTRAL_CALL, "id": "bcdefghij"}]},
+         {"role": "tool", "tool_call_id": "abcdefghi", "content": "x"}, USER]}, None, 400,
+     _mistral("Not the same number of function calls and responses",
+              "invalid_request_message_order", "3230"), "calls_answered"),
+    # --- issue 33: Ollama ---
+    ("ollama-image-not-base64", OLLAMA,
+     {"model": "m", "messages": [{"role": "user", "content": "x", "images": ["data:image/png"]}]},
+     {}, 400, {"error": "illegal base64 data at input byte 4"}, "images_base64"),
+    ("ollama-v1-no-model", OLLAMA_V1, {"messages": [USER]}, {}, 400,
+     _oa("model is required"), "model_present"),
+    ("ollama-v1-remote-image", OLLAMA_V1,
+     {"model": "m", "messages": [{"role": "user", "content": [
+         {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]}]}, {}, 400,
+     _oa("invalid image input"), "message_content_valid"),
+    ("ollama-v1-bad-reasoning-effort", OLLAMA_V1,
+     {"model": "m", "messages": [USER], "reasoning_effort": "max"}, {}, 400,
+     _oa("invalid reasoning value: 'max' (must be \"high\", \"medium\", \"low\", or \"none\")"),
+     "reasoning_effort_valid"),
+    # --- the counting endpoints' own rules ---
+    ("anthropic-count-max-tokens", ANTHROPIC_COUNT, _a([USER]), None, 400,
+     _anthropic("max_tokens: Extra inputs are not permitted"), "count_fields_known"),
+    ("bedrock-count-no-input", BEDROCK_COUNT, {}, None, 400,
+     {"message": "1 validation error detected: Value null at 'input' failed to satisfy "
+                 "constraint: Member must not be null"}, "count_input_given"),
+    ("gemini-count-contents-and-request", GEMINI_COUNT,
+     {"contents": [G_USER], "generateContentRequest": {"model": "models/m"}}, None, 400,
+     _google("* CountTokensRequest: exactly one of contents and generate_content_request must "
+             "be set\n"), "count_input_given"),
+    ("gemini-count-request-without-model", GEMINI_COUNT,
+     {"generateContentRequest": {"contents": [G_USER]}}, None, 400,
+     _google("* GenerateContentRequest.model: model is not specified\n"), "count_model_given"),
 ]  # fmt: skip
 
 
@@ -414,7 +676,9 @@ def _groq_case(case: Case) -> Case:
 
 
 # Groq applies every OpenAI rule but the key check (its own, above).
-CASES += [_groq_case(c) for c in CASES if c[1] == OPENAI and c[6] != "api_key_present"]
+# (OpenAI's model limits name OpenAI's models: Groq's rules leave them out.)
+NOT_ON_GROQ = ("api_key_present", "max_tokens_within_model")
+CASES += [_groq_case(c) for c in CASES if c[1] == OPENAI and c[6] not in NOT_ON_GROQ]
 
 # Bedrock's error code travels in x-amzn-ErrorType.
 BEDROCK_TYPES = {
@@ -458,11 +722,11 @@ def test_bad_request_gets_the_real_status_and_body(
     resp = send(server, path, body, headers)
     assert resp.status_code == status
     answer = resp.json()
-    if path == ANTHROPIC:  # the envelope: type, error, request_id (also the header)
+    if path in (ANTHROPIC, ANTHROPIC_COUNT):  # the envelope: type, error, request_id (header)
         assert answer.pop("request_id") == resp.headers["request-id"]
         assert answer.pop("type") == "error"
         answer = answer["error"]
-    if path == BEDROCK:
+    if path in (BEDROCK, NOVA, BEDROCK_SONNET_4):
         kind = resp.headers["x-amzn-errortype"].split(":", 1)[0]
         assert kind == BEDROCK_TYPES.get(rule, "ValidationException")
     assert answer == expected
@@ -496,11 +760,16 @@ WIRES = ["openai", "groq", "mistral", "ollama", "anthropic", "bedrock", "gemini"
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_every_rule_has_a_case(wire: str) -> None:
-    prefix = {"openai": OPENAI, "groq": GROQ, "mistral": MISTRAL, "anthropic": ANTHROPIC}
+    paths = {
+        "openai": (OPENAI,),
+        "groq": (GROQ,),
+        "mistral": (MISTRAL,),
+        "anthropic": (ANTHROPIC, ANTHROPIC_COUNT),
+    }
     covered = {
         c[6]
         for c in CASES
-        if c[1] == prefix.get(wire) or c[1].startswith(f"/{wire}/") and wire not in prefix
+        if c[1] in paths.get(wire, ()) or c[1].startswith(f"/{wire}/") and wire not in paths
     }
     assert _rules(load_validator(wire)) - covered == set()
 

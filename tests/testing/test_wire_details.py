@@ -17,6 +17,7 @@ from zerda.llm import create_interface
 from zerda.testing import GEMINI_THOUGHT_SIGNATURE, MockLLMServer
 
 KEYS = {"authorization": "Bearer k", "x-api-key": "k", "x-goog-api-key": "k"}
+KEYS["anthropic-version"] = "2023-06-01"  # every Anthropic SDK sends it (versioning page)
 USER = {"role": "user", "content": "hi"}
 
 
@@ -186,7 +187,11 @@ def test_bedrock_401_is_unrecognized_client(mock: MockLLMServer) -> None:
         "retryable": False,
     }
     mock.enqueue_error(401, "bedrock", message=message)
-    resp = post(mock, "/bedrock/model/m/converse", {"messages": [{"role": "user", "content": []}]})
+    resp = post(
+        mock,
+        "/bedrock/model/m/converse",
+        {"messages": [{"role": "user", "content": [{"text": "hi"}]}]},
+    )
     assert resp.json() == {"message": message}
     assert resp.headers["x-amzn-errortype"] == (
         "UnrecognizedClientException:http://internal.amazon.com/coral/com.amazon.bedrock/"

@@ -118,9 +118,12 @@ def plan_reasoning(
     *,
     max_tokens: int | None = None,
     forced_tool_choice: bool = False,
+    forced_with_adaptive: bool = True,
 ) -> Plan | None:
     """The checked :class:`Plan` for ``reasoning`` on ``model``; None when nothing is to be
-    sent. Refuses what the family does not take, naming the rule and what it accepts."""
+    sent. Refuses what the family does not take, naming the rule and what it accepts;
+    ``forced_with_adaptive=False``: the row refuses a forced tool_choice with adaptive
+    thinking too (the row's ``forced_tool_with_adaptive``)."""
     if reasoning is None:
         return None
     if mode is None:
@@ -140,13 +143,31 @@ def plan_reasoning(
             f"reasoning: the thinking budget ({budget} tokens) must be below max_tokens "
             f"({max_tokens}); raise max_tokens or lower the effort"
         )
-    if forced_tool_choice and budget is not None and not family.forced_tool_choice:
-        raise InvalidRequestError(
-            f"reasoning: {where} refuses thinking with a forced tool_choice ('required' or a "
-            "tool name); use tool_choice='auto' or reasoning=False"
-        )
+    if forced_tool_choice and _refuses_forced(family, budget, forced_with_adaptive):
+        raise InvalidRequestError(_FORCED.format(shown=_shown(reasoning), where=where))
     summary = reasoning.summary is not False
     return Plan(family, True, effort=effort, budget=budget, summary=summary)
+
+
+# Anthropic: "Tool use with thinking only supports tool_choice: {"type": "auto"} (the
+# default) or tool_choice: {"type": "none"}"; any or a named tool answers 400 "Thinking may
+# not be enabled when tool_choice forces tool use"
+# (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#extended-thinking-with-tool-use).
+_FORCED = (
+    "reasoning={shown} with tool_choice forcing a tool: {where} refuses thinking with a "
+    "forced tool_choice ('required', a tool name, or the answer tool of a response_format "
+    'in tool mode): the provider answers 400 "Thinking may not be enabled when tool_choice '
+    "forces tool use\"; use tool_choice='auto', reasoning=False, or "
+    "structured_output='native' where the model has it"
+)
+
+
+def _refuses_forced(family: Family, budget: int | None, forced_with_adaptive: bool) -> bool:
+    """Whether the family's thinking refuses a forced tool_choice: budget thinking where
+    the family says so, adaptive thinking too where the row says so."""
+    if family.forced_tool_choice:
+        return False
+    return budget is not None or not forced_with_adaptive
 
 
 def _plan_off(family: Family, where: str) -> Plan | None:

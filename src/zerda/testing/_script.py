@@ -7,7 +7,7 @@ One ``Script`` (or ``Fault``/``Raw``) is queued per expected request. Renderers
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 # Unified stop reasons a script may ask for; "auto" means tool_use when tool calls are
@@ -30,6 +30,18 @@ class Script:
 
     text: str | None = None
     tool_calls: list[ScriptedCall] = field(default_factory=list)
+    # The reasoning text the model shows, in the wire's own shape: Anthropic signed thinking
+    # blocks, Responses reasoning items (a summary), Gemini thought parts, Bedrock
+    # reasoningContent, Ollama's thinking, Mistral thinking chunks, and on Chat Completions
+    # reasoning_content (Groq and Ollama's /v1: reasoning). provider_data, where it gives
+    # the same blocks itself, wins.
+    reasoning: str | None = None
+    # A refusal: what the model says instead of answering. OpenAI's wires carry it as such
+    # (Chat Completions message.refusal / delta.refusal, a Responses "refusal" content
+    # part); a wire with no refusal field sends it as text with its content-filter stop
+    # reason (renderers declare REFUSAL_FIELD = True when they carry it, REFUSAL_STOP
+    # when a refusal ends otherwise there).
+    refusal: str | None = None
     stop_reason: StopReason = "auto"
     native_stop_reason: str | None = None  # sent verbatim instead of the mapped value
     # {"input_tokens", "output_tokens"} (all input, all output), optionally
@@ -50,6 +62,21 @@ class Script:
     # streams: after cut_after chunks (or at the end when cut_after is None), send the
     # provider's own in-stream error event (e.g. Anthropic's overloaded_error) and stop.
     stream_error: ErrorReply | None = None
+
+
+def refusal_as_text(script: Script, stop: StopReason = "content_filter") -> Script:
+    """The script as a wire with no refusal field sends a refusal: its text (after any
+    other text), with the wire's refusal stop reason (``stop``: content_filter, or
+    end_turn where the wire has no content filter) unless the script names one."""
+    if not script.refusal:
+        return script
+    auto = script.stop_reason == "auto" and not script.tool_calls
+    return replace(
+        script,
+        text=(script.text or "") + script.refusal,
+        refusal=None,
+        stop_reason=stop if auto else script.stop_reason,
+    )
 
 
 FaultKind = Literal["drop", "malformed", "empty", "hang"]

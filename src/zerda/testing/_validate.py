@@ -129,6 +129,74 @@ def bearer_present(req: RecordedRequest) -> bool:
     return has_header(req, "authorization")
 
 
+def number(value: Any) -> float | None:
+    """``value`` when it is a JSON number (not a bool), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def shown(value: float) -> str:
+    """A number as the APIs print it: ``3`` for 3.0, ``2.5`` for 2.5."""
+    return str(int(value)) if value == int(value) else str(value)
+
+
+# The first bytes of each image format the APIs take (PNG, JPEG, GIF and WebP signatures:
+# https://www.w3.org/TR/png/#5PNG-file-signature, ISO/IEC 10918-1 SOI marker,
+# https://www.w3.org/Graphics/GIF/spec-gif89a.txt, https://developers.google.com/speed/webp/docs/riff_container).
+_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", "png"),
+    (b"\xff\xd8\xff", "jpeg"),
+    (b"GIF87a", "gif"),
+    (b"GIF89a", "gif"),
+)
+
+
+def image_format(data: Any) -> str | None:
+    """``png`` / ``jpeg`` / ``gif`` / ``webp`` from base64 ``data``'s first bytes, or None
+    when they are none of those (or not base64): only a recognised format is compared."""
+    if not isinstance(data, str):
+        return None
+    import base64
+    import binascii
+
+    head = data.strip()[:24]
+    try:
+        raw = base64.b64decode(head[: len(head) // 4 * 4], validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if raw[:4] == b"RIFF" and raw[8:12] == b"WEBP":
+        return "webp"
+    return next((kind for magic, kind in _SIGNATURES if raw.startswith(magic)), None)
+
+
+def schema_error(schema: Any) -> tuple[str, str] | None:
+    """(JSON pointer, message) of the first way ``schema`` breaks the JSON Schema
+    metaschema (draft 2020-12, which the APIs name: Anthropic's "It must match JSON Schema
+    draft 2020-12", https://docs.anthropic.com/en/docs/build-with-claude/tool-use), or None.
+    A schema nested deeper than ``MAX_DEPTH`` is not walked."""
+    if not isinstance(schema, dict) or _depth(schema, 0) > MAX_DEPTH:
+        return None
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    error = best_match(Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(schema))
+    if error is None:
+        return None
+    pointer = "".join(f"/{part}" for part in error.absolute_path)
+    return pointer, error.message
+
+
+def _depth(value: Any, depth: int) -> int:
+    if depth > MAX_DEPTH:
+        return depth
+    if isinstance(value, dict):
+        return max((_depth(v, depth + 1) for v in value.values()), default=depth)
+    if isinstance(value, list):
+        return max((_depth(v, depth + 1) for v in value), default=depth)
+    return depth
+
+
 __all__ = [
     "MAX_DEPTH",
     "Rejection",
@@ -139,6 +207,10 @@ __all__ = [
     "check",
     "dicts",
     "has_header",
+    "image_format",
     "list_of",
     "load_validator",
+    "number",
+    "schema_error",
+    "shown",
 ]

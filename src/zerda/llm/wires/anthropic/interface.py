@@ -42,7 +42,9 @@ from zerda.llm.reasoning import Plan
 from zerda.llm.tools import _get, parse_anthropic_tool_calls, to_anthropic_tools
 from zerda.llm.usage import make_usage, plus
 from zerda.llm.wires.anthropic import batch as _batch_anthropic
+from zerda.llm.wires.anthropic import count as _count
 from zerda.llm.wires.anthropic import fastpath as _anthropic_post
+from zerda.llm.wires.anthropic import long_answers as _long
 from zerda.llm.wires.anthropic.errors import ERROR_TYPE_STATUS
 
 if TYPE_CHECKING:
@@ -80,6 +82,8 @@ class AnthropicInterface(BaseLLMInterface):
     # The fast path's private SDK names (DESIGN §22), checked once by the shared base.
     fast_path_wire: ClassVar[str] = "anthropic"
     fast_path_names: ClassVar[tuple[PrivateName, ...]] = _anthropic_post.PRIVATE_NAMES
+    # llm.count_tokens: POST /v1/messages/count_tokens (count.py).
+    token_counter = _count.MessagesCounter
 
     def __init__(self, model: str | None = None, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
@@ -141,24 +145,29 @@ class AnthropicInterface(BaseLLMInterface):
     # On the fast path the body goes out through the SDK's documented low-level
     # ``client.post`` (issue 12): what messages.create() sends, without its copy of the whole
     # body. Off it, messages.create() itself (its stream=True for streams), after the same
-    # check of the argument names (the same error, nothing sent).
+    # check of the argument names (the same error, nothing sent). An answer too long for a
+    # non-streaming call is streamed and assembled (long_answers.py), each attempt whole.
     def _call(self, kwargs: dict[str, Any]) -> Any:
-        client = self.client
-        if not self._fast:
-            _anthropic_post.check_names(self.sdk, kwargs)
-            return self._retrying(lambda: client.messages.create(**kwargs))
-        args = _anthropic_post.post_arguments(self.sdk, client, kwargs, is_async=False)
-        return self._retrying(lambda: client.post(_anthropic_post.MESSAGES_PATH, **args))
+        if _long.needs_stream(self.sdk, kwargs):
+            send = self._sender({**kwargs, "stream": True}, is_async=False)
+            return self._retrying(lambda: _long.collect(self, send))
+        return self._retrying(self._sender(kwargs, is_async=False))
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
-        client = self.async_client
+        if _long.needs_stream(self.sdk, kwargs):
+            send = self._sender({**kwargs, "stream": True}, is_async=True)
+            return await self._retrying_async(lambda: _long.collect_async(self, send))
+        return await self._retrying_async(self._sender(kwargs, is_async=True))
+
+    def _sender(self, kwargs: dict[str, Any], *, is_async: bool) -> Callable[[], Any]:
+        """One attempt of the call (a coroutine's when ``is_async``), made again on a retry:
+        its arguments are checked and encoded once, here."""
+        client = self.async_client if is_async else self.client
         if not self._fast:
             _anthropic_post.check_names(self.sdk, kwargs)
-            return await self._retrying_async(lambda: client.messages.create(**kwargs))
-        args = _anthropic_post.post_arguments(self.sdk, client, kwargs, is_async=True)
-        return await self._retrying_async(
-            lambda: client.post(_anthropic_post.MESSAGES_PATH, **args)
-        )
+            return lambda: client.messages.create(**kwargs)
+        args = _anthropic_post.post_arguments(self.sdk, client, kwargs, is_async=is_async)
+        return lambda: client.post(_anthropic_post.MESSAGES_PATH, **args)
 
     # --- batch (Message Batches; see _batch_anthropic) -------------------------------------
 
@@ -168,6 +177,8 @@ class AnthropicInterface(BaseLLMInterface):
     # --- response -------------------------------------------------------------------------
 
     def _map_response(self, raw: Any) -> dict[str, Any]:
+        if isinstance(raw, _long.Streamed):  # a long answer, read from its stream
+            return raw.acc.result(self._make_result)
         raw = _json_body(raw)
         blocks = _get(raw, "content")
         if not isinstance(blocks, list):

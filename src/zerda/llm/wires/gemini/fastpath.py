@@ -28,7 +28,12 @@ GENERATE_NAMES: tuple[PrivateName, ...] = (
         assigns=("_api_client",),
     ),
     PrivateName(_API, "BaseApiClient.vertexai", "which API the body is written for"),
-    PrivateName(_API, "BaseApiClient.request", "posts generateContent", keywords=_REQUEST),
+    PrivateName(
+        _API,
+        "BaseApiClient.request",
+        "posts generateContent, and countTokens (count.py)",
+        keywords=_REQUEST,
+    ),
     PrivateName(
         _API, "BaseApiClient.request_streamed", "posts streamGenerateContent", keywords=_REQUEST
     ),
@@ -40,7 +45,7 @@ GENERATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName(
         "google.genai._transformers",
         "t_model",
-        "the model's path on each API",
+        "the model's path on each API (generateContent's, countTokens')",
         keywords=("client", "model"),
     ),
     PrivateName(

@@ -54,6 +54,7 @@ from zerda.llm.registry.profiles import GEMINI
 from zerda.llm.tools import parse_gemini_tool_calls, to_gemini_tools
 from zerda.llm.usage import make_usage, plus
 from zerda.llm.wires.gemini import batch as _batch_gemini
+from zerda.llm.wires.gemini import count as _count
 from zerda.llm.wires.gemini import documented as _gemini_documented
 from zerda.llm.wires.gemini import fastpath as _gemini_fastpath
 from zerda.llm.wires.gemini import sdk as _gemini_sdk
@@ -111,6 +112,8 @@ class GeminiInterface(BaseLLMInterface):
     # The fast path's private SDK names (DESIGN §22), checked once by the shared base.
     fast_path_wire: ClassVar[str] = "gemini"
     fast_path_names: ClassVar[tuple[PrivateName, ...]] = _gemini_fastpath.GENERATE_NAMES
+    # llm.count_tokens: countTokens, on both APIs (count.py).
+    token_counter = _count.CountTokensCounter
 
     def __init__(self, model: str | None = None, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
@@ -126,6 +129,18 @@ class GeminiInterface(BaseLLMInterface):
         """Other options go to ``genai.Client()`` (api_key is Zerda's own)."""
         sdk: Any = self.sdk
         return "google.genai.Client()", signature_options(sdk.Client.__init__, {"api_key"})
+
+    def _limit_scope(self) -> tuple[str, ...]:
+        """The limiter's account (rate_limit=) on Vertex AI, whose quotas are per project
+        and location (https://cloud.google.com/vertex-ai/generative-ai/docs/quotas): given,
+        else the environment's, as google-genai reads them. The Gemini API's is its key."""
+        if not self.options.get("vertexai"):
+            return ()
+        import os
+
+        project = self.options.get("project") or os.environ.get("GOOGLE_CLOUD_PROJECT")
+        location = self.options.get("location") or os.environ.get("GOOGLE_CLOUD_LOCATION")
+        return str(location), str(project)
 
     def _check_key(self) -> None:
         # Vertex AI signs with Google Cloud credentials (ADC), not an API key.
@@ -448,7 +463,8 @@ def _map_part(
     uri = part.get("url") or part["uri"]
     if not part.get("media_type"):
         raise InvalidRequestError(
-            f"Gemini needs the media_type of {uri!r} (file_data.mime_type): add 'media_type'"
+            f"Gemini needs the media_type of {uri!r} (file_data.mime_type): add 'media_type'",
+            capability=True,  # another row may take it: a fallback moves on
         )
     return {file: {"file_uri": uri, "mime_type": part["media_type"]}}
 

@@ -300,7 +300,8 @@ class OllamaInterface(BaseLLMInterface):
         if unknown:
             raise InvalidRequestError(
                 f"ollama's chat takes no argument {', '.join(map(repr, unknown))} "
-                f"(extra keyword arguments become /api/chat body fields: {', '.join(sorted(accepted))})"
+                f"(extra keyword arguments become /api/chat body fields: {', '.join(sorted(accepted))})",
+                capability=True,  # another row may take it: a fallback moves on
             )
 
     def _map_response_format(self, output: OutputSpec) -> dict[str, Any]:

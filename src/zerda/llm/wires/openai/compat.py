@@ -56,6 +56,9 @@ _STOP_REASONS = {
     "length": "max_tokens",
     "model_length": "max_tokens",
     "content_filter": "content_filter",
+    # Not a finish_reason: the native stop Zerda records for a refusal (the API says "stop"),
+    # which DESIGN §3 makes content_filter.
+    "refusal": "content_filter",
 }
 
 
@@ -119,6 +122,21 @@ def _map_message(message: dict[str, Any], map_part: MapPart = _map_part) -> dict
         calls = [_map_tool_call(c) for c in message["tool_calls"]]
         return {"role": "assistant", "content": message["content"], "tool_calls": calls}
     return {"role": role, "content": _map_content(message["content"], map_part)}
+
+
+def _reasoning_back(
+    message: dict[str, Any], mapped: dict[str, Any], provider: str, field: str
+) -> dict[str, Any]:
+    """An assistant turn with the reasoning text this row wrote for it sent back under
+    ``field`` (kept in ``provider_data[provider]``; another row's is never sent). DeepSeek's
+    thinking mode needs it on the turns that called tools, in every later request, and
+    ignores it on the others (https://api-docs.deepseek.com/guides/thinking_mode#tool-calls,
+    https://api-docs.deepseek.com/guides/reasoning_model)."""
+    if message["role"] != "assistant":
+        return mapped
+    data = (message.get("provider_data") or {}).get(provider)
+    text = data.get(field) if isinstance(data, dict) else None
+    return {**mapped, field: text} if isinstance(text, str) and text else mapped
 
 
 def _map_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
@@ -228,6 +246,15 @@ def _thinking_of(content: Any) -> str | None:
         elif isinstance(inner, list):
             texts += [t for t in (_get(c, "text") for c in inner) if isinstance(t, str)]
     return "".join(texts) or None
+
+
+def _refusal_of(message: Any) -> str | None:
+    """The refusal text of a message or a delta (``message.refusal``, streamed as
+    ``delta.refusal``): what the model says instead of answering, with ``content`` null
+    (https://platform.openai.com/docs/guides/structured-outputs#refusals). DESIGN §3: a
+    refusal is the result's content, with the stop reason ``content_filter``."""
+    refusal = _get(message, "refusal")
+    return refusal if isinstance(refusal, str) and refusal else None
 
 
 def _map_tool_calls(message: Any) -> list[ToolCall]:
@@ -409,8 +436,14 @@ class OpenAICompatInterface(BaseLLMInterface):
 
     def _map_messages(self, req: Request) -> list[dict[str, Any]]:
         messages = self._map_system(req.system)
-        messages += [self._map_message(m) for m in req.messages]
-        return self._nonempty(messages)
+        mapped = [self._map_message(m) for m in req.messages]
+        field = self.traits.reasoning_echo
+        if field:
+            mapped = [
+                _reasoning_back(m, out, self.provider, field)
+                for m, out in zip(req.messages, mapped, strict=True)
+            ]
+        return self._nonempty(messages + mapped)
 
     def _map_system(self, system: str | None) -> list[dict[str, Any]]:
         """The head of the messages list: the system message, if any."""
@@ -429,6 +462,14 @@ class OpenAICompatInterface(BaseLLMInterface):
 
     def _map_reasoning(self, plan: Plan | None) -> dict[str, Any]:
         return _map_reasoning(plan)
+
+    def _kept_reasoning(self, reasoning: str | None) -> dict[str, Any] | None:
+        """The provider_data keeping a turn's reasoning text, on a row whose API needs it
+        back (``traits.reasoning_echo``, the message field it goes back in); else None."""
+        field = self.traits.reasoning_echo
+        if not field or not reasoning:
+            return None
+        return {self.provider: {field: reasoning}}
 
     def _map_tool_options(self, req: Request) -> dict[str, Any]:
         """tools, tool_choice and parallel_tool_calls: the last two only with tools, which
@@ -517,11 +558,13 @@ class OpenAICompatInterface(BaseLLMInterface):
         choice = _first_choice(raw)
         message = _get(choice, "message")
         calls = _map_tool_calls(message) if message is not None else []
-        content = _text_of(_get(message, "content")) or None
-        native_stop = _get(choice, "finish_reason")
+        refusal = _refusal_of(message)
+        content = (_text_of(_get(message, "content")) or "") + (refusal or "")
+        native_stop = "refusal" if refusal else _get(choice, "finish_reason")
         usage = self._map_usage(_get(raw, "usage"))
+        reasoning = _reasoning_of(message) if message else None
         return self._make_result(
-            content, calls, native_stop, usage, None, _reasoning_of(message) if message else None
+            content or None, calls, native_stop, usage, self._kept_reasoning(reasoning), reasoning
         )
 
     def _map_usage(self, usage: Any) -> dict[str, Any] | None:
@@ -545,6 +588,10 @@ class OpenAICompatInterface(BaseLLMInterface):
         delta = _get(choice, "delta")
         events = acc.reasoning(_reasoning_of(delta))
         events += acc.text(_text_of(_get(delta, "content")))
+        refusal = _refusal_of(delta)
+        if refusal:
+            acc.scratch["refused"] = True
+            events += acc.text(refusal)
         for call in _get(delta, "tool_calls") or []:
             events += _feed_tool_call(acc, call)
         legacy = _get(delta, "function_call")
@@ -552,8 +599,9 @@ class OpenAICompatInterface(BaseLLMInterface):
             events += _feed_function_call(acc, legacy)
         finish = _get(choice, "finish_reason")
         if finish:
-            acc.native_stop = finish
+            acc.native_stop = "refusal" if acc.scratch.get("refused") else finish
             acc.finished = True
+            acc.provider_data.update(self._kept_reasoning(acc.reasoning_text) or {})
             events += acc.end_all_calls()
         return events
 

@@ -34,6 +34,7 @@ from zerda.llm.tools import ToolCall, _get, _parse_json_arguments, to_openai_res
 from zerda.llm.usage import make_usage
 from zerda.llm.wires.openai.compat import _stream_error, data_url
 from zerda.llm.wires.openai.interface import OpenAIInterface
+from zerda.llm.wires.openai_responses import count as _count
 from zerda.llm.wires.openai_responses import fastpath as _fastpath
 
 Event = dict[str, Any]
@@ -276,7 +277,19 @@ def _parts(item: Any, key: str, kind: str) -> list[str]:
 
 
 def _message_text(item: Any) -> str:
-    return "".join(_parts(item, "content", "output_text"))
+    """The text of a message item: its ``output_text`` parts, and the text of its
+    ``refusal`` parts (``{"type": "refusal", "refusal"}``, what the model says instead of
+    answering: https://platform.openai.com/docs/guides/structured-outputs?api-mode=responses#refusals),
+    which DESIGN §3 makes the content of a ``content_filter`` result."""
+    texts = []
+    for part in _get(item, "content") or []:
+        kind = _get(part, "type")
+        text = _get(part, "text") if kind == "output_text" else None
+        if kind == "refusal":
+            text = _get(part, "refusal")
+        if isinstance(text, str):
+            texts.append(text)
+    return "".join(texts)
 
 
 def _reasoning_text(item: Any) -> str:
@@ -388,6 +401,8 @@ class OpenAIResponsesInterface(OpenAIInterface):
     documented_call: ClassVar[tuple[str, ...]] = ("responses", "create")
     fast_path_wire: ClassVar[str] = "openai-responses"
     fast_path_names: ClassVar[tuple[PrivateName, ...]] = _fastpath.PRIVATE_NAMES
+    # llm.count_tokens: POST /v1/responses/input_tokens (count.py).
+    token_counter = _count.InputTokensCounter
     # https://platform.openai.com/docs/api-reference/responses-streaming/response/completed
     stream_final_event = "response.completed, response.incomplete or response.failed"
 
@@ -447,6 +462,12 @@ class OpenAIResponsesInterface(OpenAIInterface):
         return handler(self, acc, chunk) if handler else []
 
     def _on_text(self, acc: StreamAccumulator, event: Any) -> list[Event]:
+        _stream_state(acc)["streamed"].add(_get(event, "output_index"))
+        return acc.text(_get(event, "delta"))
+
+    def _on_refusal(self, acc: StreamAccumulator, event: Any) -> list[Event]:
+        """``response.refusal.delta``: a piece of a refusal, which is the content (its done
+        message item says ``refusal``, which makes the stop reason content_filter)."""
         _stream_state(acc)["streamed"].add(_get(event, "output_index"))
         return acc.text(_get(event, "delta"))
 
@@ -530,6 +551,7 @@ Handler = Callable[[OpenAIResponsesInterface, StreamAccumulator, Any], list[Even
 # (created, in_progress, content_part.*, *.done echoes, built-in tool progress) add nothing.
 _HANDLERS: dict[str, Handler] = {
     "response.output_text.delta": OpenAIResponsesInterface._on_text,
+    "response.refusal.delta": OpenAIResponsesInterface._on_refusal,
     "response.reasoning_summary_text.delta": OpenAIResponsesInterface._on_reasoning,
     "response.reasoning_text.delta": OpenAIResponsesInterface._on_reasoning,
     "response.output_item.added": OpenAIResponsesInterface._on_item_added,

@@ -1,7 +1,7 @@
 """Anthropic Messages API wire format (``POST /v1/messages``), JSON and SSE.
 
 Content blocks come in the order the real API sends them: thinking blocks (from
-``provider_data["anthropic"]["thinking"]``), then text, then ``tool_use`` blocks. Streams
+``provider_data["anthropic"]["thinking"]``, else one signed block of ``Script.reasoning``), then text, then ``tool_use`` blocks. Streams
 send each block whole before the next one starts, so ``Script.interleave`` changes nothing
 here: the real protocol never interleaves content blocks.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from zerda.testing._counting import script_tokens
 from zerda.testing._ids import anthropic_call_id, message_id
 from zerda.testing._script import ErrorReply, RecordedRequest, Reply, Script
 from zerda.testing.wires.openai.render import (
@@ -62,6 +63,12 @@ def render_error(err: ErrorReply) -> Reply:
     body = {"type": "error", "error": _error_object(err), "request_id": request_id}
     headers = {**_JSON, "request-id": request_id}
     return Reply(err.status, headers, body=_dumps(body))
+
+
+def render_count(script: Script, req: RecordedRequest) -> Reply:
+    """``POST /v1/messages/count_tokens`` (and Vertex AI's ``count-tokens:rawPredict``):
+    ``{"input_tokens": n}`` (https://docs.anthropic.com/en/api/messages-count-tokens)."""
+    return Reply(200, dict(_JSON), body=_dumps({"input_tokens": script_tokens(script, req.body)}))
 
 
 def render_stream_error(err: ErrorReply) -> bytes:
@@ -206,9 +213,20 @@ def _event(name: str, data: dict[str, Any]) -> bytes:
 # -- shared pieces -------------------------------------------------------------------------
 
 
+# The mock's thinking signature: opaque base64, as Anthropic's are; a client must send the
+# block back unchanged (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking).
+THINKING_SIGNATURE = "WmVyZGEgbW9jayB0aGlua2luZyBzaWduYXR1cmU6IHNlbmQgaXQgYmFjayBhcyBpdCBjYW1l"
+
+
 def _thinking(script: Script) -> list[dict[str, Any]]:
+    """provider_data's thinking blocks, else one signed block of the script's reasoning."""
     data = (script.provider_data or {}).get("anthropic") or {}
-    return list(data.get("thinking") or [])
+    blocks = list(data.get("thinking") or [])
+    if not blocks and script.reasoning:
+        blocks = [
+            {"type": "thinking", "thinking": script.reasoning, "signature": THINKING_SIGNATURE}
+        ]
+    return blocks
 
 
 def _stop_reason(script: Script) -> str:

@@ -14,7 +14,13 @@ from dataclasses import replace
 
 from zerda.testing._script import RecordedRequest
 from zerda.testing._validate import Rejection, Rule, body_of
-from zerda.testing.wires.anthropic.validate import MESSAGES_RULES, api_key_present, model_present
+from zerda.testing.wires.anthropic.validate import (
+    MESSAGES_RULES,
+    THINKING_FORCED,
+    api_key_present,
+    forces_tool_while_thinking,
+    model_present,
+)
 from zerda.testing.wires.bedrock.validate import invalid, signed
 
 # The platform's own version, or an Anthropic API version (YYYY-MM-DD), which anthropic
@@ -66,12 +72,30 @@ def _as_validation(rule: Rule) -> Rule:
     return bedrock_rule
 
 
+# The Claude models Bedrock refuses adaptive thinking with a forced tool_choice for (Opus
+# 4.8 and Sonnet 5 take it: https://github.com/langchain-ai/langchain-aws/pull/1141).
+ADAPTIVE_FORCED_REFUSED = re.compile(r"claude-(opus|sonnet)-4-6")
+
+
+def adaptive_thinking_allows_tool_choice(req: RecordedRequest) -> Rejection | None:
+    """Adaptive thinking with a forced tool_choice on Claude 4.6: "The model returned the
+    following errors: Thinking may not be enabled when tool_choice forces tool use."
+    (us.anthropic.claude-sonnet-4-6 on Bedrock: https://github.com/can1357/oh-my-pi/issues/341).
+    Budget thinking is refused by the Messages API's own rule."""
+    if ADAPTIVE_FORCED_REFUSED.search(req.path) is None:
+        return None
+    if not forces_tool_while_thinking(body_of(req), ("adaptive",)):
+        return None
+    return invalid(f"The model returned the following errors: {THINKING_FORCED}")
+
+
 _MESSAGES_RULES = tuple(r for r in MESSAGES_RULES if r not in (api_key_present, model_present))
 RULES: tuple[Rule, ...] = (
     signed,
     version_valid,
     no_path_keys_in_body,
     *(_as_validation(r) for r in _MESSAGES_RULES),
+    adaptive_thinking_allows_tool_choice,
 )
 
 

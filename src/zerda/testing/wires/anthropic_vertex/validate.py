@@ -9,7 +9,12 @@ from collections.abc import Sequence
 
 from zerda.testing._script import RecordedRequest
 from zerda.testing._validate import Rejection, Rule, body_of
-from zerda.testing.wires.anthropic.validate import MESSAGES_RULES, invalid, model_present
+from zerda.testing.wires.anthropic.validate import (
+    COUNT_RULES,
+    MESSAGES_RULES,
+    invalid,
+    model_present,
+)
 
 # The platform's own version, or an Anthropic API version (YYYY-MM-DD), which anthropic
 # 2.x's AnthropicVertex sends there (its _prepare_options: ANTHROPIC_API_VERSION).
@@ -35,5 +40,13 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+# count-tokens:rawPredict: the counting endpoint's rules, ``anthropic_version`` beside them;
+# the path names no model, so the body's ``model`` is required (the page above, "Token
+# counting").
+COUNT_RULES_VERTEX: tuple[Rule, ...] = (*COUNT_RULES[:2], version_valid, *COUNT_RULES[2:])
+
+
 def rules_for(req: RecordedRequest) -> Sequence[Rule]:
+    if req.path.endswith("/count-tokens:rawPredict"):
+        return COUNT_RULES_VERTEX
     return RULES if "Predict" in req.path else ()

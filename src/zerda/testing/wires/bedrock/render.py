@@ -16,6 +16,7 @@ import string
 import uuid
 from typing import Any
 
+from zerda.testing._counting import script_tokens
 from zerda.testing._eventstream import encode_event, encode_exception
 from zerda.testing._ids import bedrock_call_id
 from zerda.testing._script import ErrorReply, RecordedRequest, Reply, Script
@@ -76,6 +77,13 @@ def render(script: Script, req: RecordedRequest) -> Reply:
     return Reply(200, headers, body=_dumps(_response(script)))
 
 
+def render_count(script: Script, req: RecordedRequest) -> Reply:
+    """``CountTokens``: ``{"inputTokens": n}``
+    (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CountTokens.html)."""
+    headers = {"x-amzn-requestid": str(uuid.uuid4()), "content-type": "application/json"}
+    return Reply(200, headers, body=_dumps({"inputTokens": script_tokens(script, req.body)}))
+
+
 def render_error(err: ErrorReply) -> Reply:
     """Bedrock's error: ``{"message"}`` with the code in ``x-amzn-ErrorType``; a
     ``retry_after`` also goes in ``x-amz-retry-after`` (ms), which botocore honours."""
@@ -110,8 +118,16 @@ def _response(script: Script) -> dict[str, Any]:
     }
 
 
+# The mock's reasoning signature (opaque, as Bedrock's for Claude are), sent back with the
+# reasoning text (https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-extended-thinking.html).
+REASONING_SIGNATURE = "WmVyZGEgbW9jayByZWFzb25pbmcgc2lnbmF0dXJl"
+
+
 def _content(script: Script) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
+    if script.reasoning:  # ReasoningContentBlock, before the text (Converse API reference)
+        text = {"text": script.reasoning, "signature": REASONING_SIGNATURE}
+        blocks.append({"reasoningContent": {"reasoningText": text}})
     if script.text:
         blocks.append({"text": script.text})
     for call, call_id in _calls_with_ids(script):
@@ -127,6 +143,9 @@ def _content(script: Script) -> list[dict[str, Any]]:
 def _stream_events(script: Script) -> list[bytes]:
     events = [_event("messageStart", {"role": "assistant"})]
     index = 0
+    if script.reasoning:
+        events.extend(_reasoning_block(index, script.reasoning, script.fragments))
+        index += 1
     if script.text:
         events.extend(_text_block(index, script.text, script.fragments))
         index += 1
@@ -141,6 +160,14 @@ def _stream_events(script: Script) -> list[bytes]:
 
 def _text_block(index: int, text: str, fragments: int) -> list[bytes]:
     deltas = [{"text": piece} for piece in split_fragments(text, fragments)]
+    return [*_deltas(index, deltas), _stop(index)]
+
+
+def _reasoning_block(index: int, text: str, fragments: int) -> list[bytes]:
+    """Reasoning deltas, then its signature, with no contentBlockStart
+    (ReasoningContentBlockDelta: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ReasoningContentBlockDelta.html)."""
+    deltas = [{"reasoningContent": {"text": piece}} for piece in split_fragments(text, fragments)]
+    deltas.append({"reasoningContent": {"signature": REASONING_SIGNATURE}})
     return [*_deltas(index, deltas), _stop(index)]
 
 

@@ -22,6 +22,7 @@ import secrets
 import string
 from typing import Any
 
+from zerda.testing._counting import script_tokens
 from zerda.testing._script import ErrorReply, RecordedRequest, Reply, Script
 from zerda.testing.wires.openai.render import (
     resolve_stop,
@@ -90,6 +91,17 @@ def render_error(err: ErrorReply) -> Reply:
     return Reply(err.status, dict(_JSON), body=_dumps(_error_body(err)))
 
 
+def render_count(script: Script, req: RecordedRequest) -> Reply:
+    """``models.countTokens`` (Gemini API and Vertex AI): ``totalTokens`` and the prompt's
+    tokens by modality (https://ai.google.dev/api/tokens#response-body)."""
+    total = script_tokens(script, req.body)
+    body = {
+        "totalTokens": total,
+        "promptTokensDetails": [{"modality": "TEXT", "tokenCount": total}],
+    }
+    return Reply(200, dict(_JSON), body=_dumps(body))
+
+
 def render_stream_error(err: ErrorReply) -> bytes:
     """The ``data: {"error": ...}`` chunk google-genai raises as an APIError mid-stream."""
     return _sse(_error_body(err))
@@ -114,9 +126,16 @@ def _response(
 
 
 def _parts(script: Script, model: str) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = [{"text": script.text}] if script.text else []
+    parts = [_thought(script.reasoning)] if script.reasoning else []
+    parts += [{"text": script.text}] if script.text else []
     parts.extend(_call_parts(script, model))
     return parts
+
+
+def _thought(text: str) -> dict[str, Any]:
+    """A thought summary part, as ``include_thoughts`` returns it
+    (https://ai.google.dev/gemini-api/docs/thinking#summaries)."""
+    return {"text": text, "thought": True}
 
 
 def _call_parts(script: Script, model: str) -> list[dict[str, Any]]:
@@ -136,10 +155,11 @@ def _call_parts(script: Script, model: str) -> list[dict[str, Any]]:
 
 
 def _stream_chunks(script: Script, model: str, response_id: str) -> list[dict[str, Any]]:
+    thoughts = split_fragments(script.reasoning, script.fragments) if script.reasoning else []
     texts = split_fragments(script.text, script.fragments) if script.text else []
     call_parts = _call_parts(script, model)
     # The last chunk carries the finish reason: the calls' chunk, else the last text's.
-    chunk_parts = [[{"text": t}] for t in texts]
+    chunk_parts = [[_thought(t)] for t in thoughts] + [[{"text": t}] for t in texts]
     if call_parts or not chunk_parts:
         chunk_parts.append(call_parts or [{"text": ""}])
     last = len(chunk_parts) - 1

@@ -18,6 +18,9 @@ from zerda.testing.wires.openai.render import OpenAIRenderer, given_usage_detail
 class GroqRenderer(OpenAIRenderer):
     provider = "groq"
     stream_content_type = "text/event-stream"
+    # Groq's parsed reasoning (reasoning_format "parsed"): message.reasoning, delta.reasoning
+    # (https://console.groq.com/docs/reasoning).
+    reasoning_field = "reasoning"
 
     def response_id(self) -> str:
         return f"chatcmpl-{uuid.uuid4()}"
@@ -48,6 +51,7 @@ class GroqRenderer(OpenAIRenderer):
 
     def message(self, script: Script, calls: list[ScriptedCall]) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": script.text}
+        message.update(self.reasoning_part(script))
         if calls:
             message["tool_calls"] = [self.tool_call(c) for c in calls]
         return message

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from zerda.testing._script import RecordedRequest
-from zerda.testing._validate import Rejection, Rule, bearer_present
+from zerda.testing._validate import Rejection, Rule, bearer_present, body_of, dicts, number
 from zerda.testing.wires.openai import validate as openai
 
 
@@ -41,9 +41,60 @@ def _without_param(rule: Rule) -> Rule:
     return groq_rule
 
 
+# The properties a message takes, per role (API reference, ``messages``:
+# https://console.groq.com/docs/api-reference#chat-create); ``reasoning`` is the text an
+# assistant turn came back with (https://console.groq.com/docs/reasoning).
+MESSAGE_FIELDS = {
+    "system": {"role", "content", "name"},
+    "developer": {"role", "content", "name"},
+    "user": {"role", "content", "name"},
+    "assistant": {"role", "content", "name", "tool_calls", "function_call", "reasoning"},
+    "tool": {"role", "content", "name", "tool_call_id"},
+    "function": {"role", "content", "name"},
+}
+
+
+def _groq_error(message: str) -> Rejection:
+    """Groq's schema answer: ``invalid_request_error`` without code or param."""
+    return Rejection(400, message, "invalid_request_error")
+
+
+def n_is_one(req: RecordedRequest) -> Rejection | None:
+    """400 "'n' : number must be at most 1" (API reference, ``n``: "Only n=1 is supported",
+    https://console.groq.com/docs/api-reference#chat-create; OpenAI compatibility page,
+    https://console.groq.com/docs/openai: "n ... only 1 is supported")."""
+    value = number(body_of(req).get("n"))
+    if value is None or value <= 1:
+        return None
+    return _groq_error("'n' : number must be at most 1")
+
+
+def message_fields_known(req: RecordedRequest) -> Rejection | None:
+    """400 "'messages.1' : for 'role:user' the following must be satisfied[('messages.1' :
+    property 'timestamp' is unsupported)]" for a property a message of that role does not
+    have (the per-role properties of the API reference above; Groq's schema validator
+    answers so, as the compatibility page warns: "unsupported fields ... will result in a
+    400 error", https://console.groq.com/docs/openai)."""
+    for index, message in dicts(body_of(req).get("messages")):
+        role = message.get("role")
+        known = MESSAGE_FIELDS.get(role) if isinstance(role, str) else None
+        extra = sorted(k for k in message if known is not None and k not in known)
+        if extra:
+            where = f"messages.{index}"
+            return _groq_error(
+                f"'{where}' : for 'role:{role}' the following must be satisfied[('{where}' : "
+                f"property '{extra[0]}' is unsupported)]"
+            )
+    return None
+
+
+# OpenAI's model limits name OpenAI's models; Groq's are its own.
+_NOT_GROQ = (openai.api_key_present, openai.max_tokens_within_model)
 CHAT_RULES: tuple[Rule, ...] = (
     api_key_present,
-    *(_without_param(r) for r in openai.CHAT_RULES if r is not openai.api_key_present),
+    n_is_one,
+    message_fields_known,
+    *(_without_param(r) for r in openai.CHAT_RULES if r not in _NOT_GROQ),
 )
 
 

@@ -46,7 +46,16 @@ class MistralRenderer(OpenAIRenderer):
 
     def message(self, script: Script, calls: list[ScriptedCall]) -> dict[str, Any]:
         tool_calls = [self.tool_call(c, i) for i, c in enumerate(calls)] or None
-        return {"role": "assistant", "content": script.text or "", "tool_calls": tool_calls}
+        content: Any = script.text or ""
+        if script.reasoning:  # a thinking chunk, then the text's (recorded mistral-small answer)
+            thinking = {**_thinking(script.reasoning), "closed": True}
+            content = [thinking, *([{"type": "text", "text": script.text}] if script.text else [])]
+        return {"role": "assistant", "content": content, "tool_calls": tool_calls}
+
+    def reasoning_delta(self, piece: str) -> dict[str, Any]:
+        """A thinking chunk as the content of a delta (recording
+        mistral/pydantic-ai__test_mistral.test_mistral_model_thinking_part_iter__i00)."""
+        return {"content": [_thinking(piece)]}
 
     def choice_extras(self) -> dict[str, Any]:
         return {}  # Mistral's choices carry no logprobs (recorded mistral exchanges)
@@ -91,6 +100,12 @@ class MistralRenderer(OpenAIRenderer):
             "code": str(err.status),
         }
         return {**body, **(err.fields or {})}
+
+
+def _thinking(text: str) -> dict[str, Any]:
+    """Mistral's reasoning content chunk (https://docs.mistral.ai/capabilities/reasoning/;
+    recording mistral/pydantic-ai__test_thinking_wire_contract.test_reasoning_wire_contract_mistral-small-thinking-high__i00)."""
+    return {"type": "thinking", "thinking": [{"type": "text", "text": text}]}
 
 
 _RENDERER = MistralRenderer()

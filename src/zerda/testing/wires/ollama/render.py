@@ -22,6 +22,10 @@ from zerda.testing.wires.openai.render import (
     split_fragments,
 )
 
+# Ollama has no content filter (done_reason is stop or length): a model that refuses says so
+# in its text and stops, so a Script's refusal ends as end_turn here.
+REFUSAL_STOP = "end_turn"
+
 # Unified stop reason -> done_reason. Ollama has only stop and length; the others are sent
 # as their unified names, which a client can only treat as "other".
 _DONE_REASONS = {
@@ -39,6 +43,8 @@ class OllamaOpenAIRenderer(OpenAIRenderer):
 
     provider = "ollama"
     stream_content_type = "text/event-stream"
+    # Ollama's /v1 reasoning (recording ollama/pydantic-ai__test_ollama.test_ollama_cloud_tool_output__i00).
+    reasoning_field = "reasoning"
 
     def new_call_id(self) -> str:
         return "call_" + _ids.mistral_call_id().lower()[:8]  # e.g. call_mo1wm122
@@ -78,7 +84,8 @@ def render_error(err: ErrorReply) -> Reply:
     return Reply(
         err.status,
         {"content-type": "application/json; charset=utf-8"},
-        body=_dumps({"error": err.message}),
+        # A body of its own: the /v1 endpoint answers in OpenAI's shape (validate.py).
+        body=_dumps(err.body if err.body is not None else {"error": err.message}),
     )
 
 
@@ -119,6 +126,8 @@ def _tool_calls(script: Script) -> list[dict[str, Any]]:
 
 def _message(script: Script) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": script.text or ""}
+    if script.reasoning:  # https://docs.ollama.com/capabilities/thinking
+        message["thinking"] = script.reasoning
     if script.tool_calls:
         message["tool_calls"] = _tool_calls(script)
     return message
@@ -141,10 +150,12 @@ def _done(script: Script) -> dict[str, Any]:
 
 def _stream_chunks(script: Script, req: RecordedRequest) -> list[dict[str, Any]]:
     head = _head(script, req)
-    out = [
-        {**head, "message": {"role": "assistant", "content": piece}, "done": False}
-        for piece in (split_fragments(script.text, script.fragments) if script.text else [])
-    ]
+    thinking = split_fragments(script.reasoning, script.fragments) if script.reasoning else []
+    texts = split_fragments(script.text, script.fragments) if script.text else []
+    # The thinking streams first, in chunks of its own with an empty content.
+    messages = [{"role": "assistant", "content": "", "thinking": piece} for piece in thinking]
+    messages += [{"role": "assistant", "content": piece} for piece in texts]
+    out = [{**head, "message": message, "done": False} for message in messages]
     if script.tool_calls:
         message: dict[str, Any] = {
             "role": "assistant",

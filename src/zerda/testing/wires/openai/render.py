@@ -17,6 +17,9 @@ from zerda.testing._script import ErrorReply, RecordedRequest, Reply, Script, Sc
 
 DEFAULT_USAGE = {"input_tokens": 10, "output_tokens": 5}
 
+# A Script's refusal is carried as such (message.refusal, delta.refusal), not as text.
+REFUSAL_FIELD = True
+
 # Unified stop reason -> finish_reason (DESIGN.md §3, inverted). "other" has no native
 # counterpart, so an unrecognised value is sent, which is what "anything else" means.
 _FINISH_REASONS = {
@@ -99,6 +102,10 @@ class OpenAIRenderer:
     provider = "openai"
     json_content_type = "application/json"
     stream_content_type = "text/event-stream; charset=utf-8"
+    # Where a Script's reasoning goes on the message and the delta: reasoning_content, as
+    # DeepSeek (https://api-docs.deepseek.com/guides/reasoning_model), vLLM, xAI and
+    # Fireworks send it (OpenAI's own Chat Completions return no reasoning text).
+    reasoning_field = "reasoning_content"
 
     # -- public interface -------------------------------------------------------------
 
@@ -179,11 +186,21 @@ class OpenAIRenderer:
 
     def message(self, script: Script, calls: list[ScriptedCall]) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": script.text}
+        message.update(self.reasoning_part(script))
         if calls:
             message["tool_calls"] = [self.tool_call(c) for c in calls]
-        message["refusal"] = None
+        # A refusal comes with content null: https://platform.openai.com/docs/guides/structured-outputs#refusals
+        message["refusal"] = script.refusal
         message["annotations"] = []
         return message
+
+    def reasoning_part(self, script: Script) -> dict[str, Any]:
+        """The message field carrying the script's reasoning (none without one)."""
+        return {self.reasoning_field: script.reasoning} if script.reasoning else {}
+
+    def reasoning_delta(self, piece: str) -> dict[str, Any]:
+        """A stream delta carrying a piece of the reasoning."""
+        return {self.reasoning_field: piece}
 
     def tool_call(self, call: ScriptedCall, index: int | None = None) -> dict[str, Any]:
         return {
@@ -217,6 +234,8 @@ class OpenAIRenderer:
         return {**base, "choices": [choice]}
 
     def first_delta(self, script: Script) -> dict[str, Any]:
+        if script.refusal:  # as a refusal stream starts: content null, an empty refusal
+            return {"role": "assistant", "content": None, "refusal": ""}
         return {"role": "assistant", "content": "", "refusal": None}
 
     def call_deltas(self, calls: list[ScriptedCall], script: Script) -> list[dict[str, Any]]:
@@ -270,9 +289,16 @@ class OpenAIRenderer:
         return {**body, "choices": [choice], "usage": self.usage(script)}
 
     def deltas(self, script: Script, calls: list[ScriptedCall]) -> list[dict[str, Any]]:
+        """The first delta, the reasoning's, the text's, the refusal's, the calls'."""
         out = [self.first_delta(script)]
-        if script.text:
-            out.extend({"content": p} for p in split_fragments(script.text, script.fragments))
+        pieces = [
+            (self.reasoning_delta, script.reasoning),
+            (lambda p: {"content": p}, script.text),
+            (lambda p: {"refusal": p}, script.refusal),
+        ]
+        for delta, text in pieces:
+            if text:
+                out.extend(delta(p) for p in split_fragments(text, script.fragments))
         out.extend(self.call_deltas(calls, script))
         return out
 
@@ -299,6 +325,18 @@ class OpenAIRenderer:
 
 _RENDERER = OpenAIRenderer()
 wants_stream = _RENDERER.wants_stream
-render = _RENDERER.render
+
+
+def render(script: Script, req: RecordedRequest) -> Reply:
+    """Chat Completions, or the Responses API where the SDK's ``responses.create`` lands
+    with this row's base URL (``POST /v1/responses``): that endpoint's own renderer
+    (imported here: it builds on this module)."""
+    if req.path.endswith("/responses"):
+        from zerda.testing.wires.openai_responses import render as responses
+
+        return responses.render(script, req)
+    return _RENDERER.render(script, req)
+
+
 render_error = _RENDERER.render_error
 render_stream_error = _RENDERER.render_stream_error

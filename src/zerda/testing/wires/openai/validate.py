@@ -5,8 +5,8 @@ Groq, Mistral and Ollama's ``/v1`` endpoint reuse these rules (``wires/groq``,
 ``{"error": {"message", "type", "param", "code"}}``: a rule gives the message, ``param`` and
 ``code`` as the real API does.
 
-The Responses API (``POST /v1/responses``) gets its rules in ``_RULES_BY_PATH`` below when
-its endpoint lands in the mock.
+The Responses API (``POST /v1/responses``, where the SDK's ``responses.create`` lands with
+this row's base URL) gets the Responses rules (``wires/openai_responses/validate.py``).
 """
 
 from __future__ import annotations
@@ -16,13 +16,40 @@ from collections.abc import Sequence
 from typing import Any
 
 from zerda.testing._script import RecordedRequest
-from zerda.testing._validate import Rejection, Rule, bearer_present, body_of, dicts, list_of
+from zerda.testing._validate import (
+    MAX_DEPTH,
+    Rejection,
+    Rule,
+    bearer_present,
+    body_of,
+    dicts,
+    list_of,
+    number,
+    schema_error,
+    shown,
+)
 
 ROLES = ("system", "assistant", "user", "function", "tool", "developer")
 USER_PART_TYPES = ("text", "image_url", "input_audio", "file")
 IMAGE_FORMATS = ("png", "jpeg", "gif", "webp")
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]+")
 TOOL_NAME_MAX = 64
+TEMPERATURE_MAX = 2
+
+# Each model's most completion tokens (the models pages' "Max output tokens",
+# https://platform.openai.com/docs/models); the first pattern matching the start of the model
+# id decides, and a model not listed is not checked.
+MAX_OUTPUT = (
+    (re.compile(r"gpt-4o-2024-05-13"), 4096),
+    (re.compile(r"(chatgpt-)?gpt-4o(-mini)?(-\d{4}-\d{2}-\d{2})?$|chatgpt-4o-latest"), 16384),
+    (re.compile(r"gpt-4\.1(-mini|-nano)?(-\d{4}-\d{2}-\d{2})?$"), 32768),
+    (re.compile(r"gpt-3\.5-turbo"), 4096),
+    (re.compile(r"gpt-4-(turbo|\d{4}-preview|1106|0125)"), 4096),
+    (re.compile(r"gpt-4(-0613)?$"), 8192),
+    (re.compile(r"gpt-5(\.\d)?(-mini|-nano)?(-\d{4}-\d{2}-\d{2})?$"), 128000),
+    (re.compile(r"o1-mini"), 65536),
+    (re.compile(r"o(1|3|4-mini|3-mini)(-\d{4}-\d{2}-\d{2})?$"), 100000),
+)
 
 
 def reject(
@@ -247,22 +274,233 @@ def _image_url(part: dict[str, Any]) -> str | None:
     return url if isinstance(url, str) else None
 
 
+def max_tokens_within_model(req: RecordedRequest) -> Rejection | None:
+    """400 ``invalid_value`` "max_tokens is too large: 20480. This model supports at most
+    16384 completion tokens, whereas you provided 20480." (param ``max_tokens``; bodies
+    quoted in https://github.com/tailcallhq/forgecode/issues/1185 for gpt-4o and
+    https://github.com/opencode-ai/opencode/issues/140 for gpt-4.1, 32768), the same for
+    ``max_completion_tokens``; the limits are the models pages' (``MAX_OUTPUT``)."""
+    body = body_of(req)
+    model = body.get("model")
+    limit = next((n for p, n in MAX_OUTPUT if p.match(str(model))), None)
+    for field in ("max_tokens", "max_completion_tokens"):
+        wanted = number(body.get(field))
+        if limit is not None and wanted is not None and wanted > limit:
+            return reject(
+                400,
+                f"{field} is too large: {shown(wanted)}. This model supports at most {limit} "
+                f"completion tokens, whereas you provided {shown(wanted)}.",
+                field,
+                "invalid_value",
+            )
+    return None
+
+
+def range_rejection(field: str, value: float, low: float, high: float) -> Rejection | None:
+    """OpenAI's answer to a number out of its range (recording
+    openai-responses/pydantic-ai__test_openai_responses.test_openai_responses_model_http_error__i00:
+    "Invalid 'temperature': decimal below minimum value. Expected a value >= 0, but got -1
+    instead.", ``decimal_below_min_value``)."""
+    if low <= value <= high:
+        return None
+    if value < low:
+        wording, code = (
+            f"decimal below minimum value. Expected a value >= {shown(low)}",
+            "below_min",
+        )
+    else:
+        wording, code = (
+            f"decimal above maximum value. Expected a value <= {shown(high)}",
+            "above_max",
+        )
+    return reject(
+        400,
+        f"Invalid '{field}': {wording}, but got {shown(value)} instead.",
+        field,
+        f"decimal_{code}_value",
+    )
+
+
+def temperature_in_range(req: RecordedRequest) -> Rejection | None:
+    """400 for a ``temperature`` outside 0 to 2 (API reference: "between 0 and 2",
+    https://platform.openai.com/docs/api-reference/chat/create; the answer's shape is the
+    recording cited on ``range_rejection``)."""
+    value = number(body_of(req).get("temperature"))
+    return None if value is None else range_rejection("temperature", value, 0, TEMPERATURE_MAX)
+
+
+def tool_choice_needs_tools(req: RecordedRequest) -> Rejection | None:
+    """400 "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are
+    specified." (param ``tool_choice``) for a ``tool_choice`` without tools (API reference,
+    ``tool_choice``: it controls "which (if any) tool is called",
+    https://platform.openai.com/docs/api-reference/chat/create; the message is quoted in
+    https://github.com/writer/writer-framework/pull/1013)."""
+    body = body_of(req)
+    if body.get("tool_choice") is None or list_of(body.get("tools")):
+        return None
+    return reject(
+        400,
+        "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are "
+        "specified.",
+        "tool_choice",
+    )
+
+
+def stream_options_need_stream(req: RecordedRequest) -> Rejection | None:
+    """400 "The 'stream_options' parameter is only allowed when 'stream' is enabled."
+    (param ``stream_options``; API reference, ``stream_options``: "Only set this when you set
+    stream: true", https://platform.openai.com/docs/api-reference/chat/create; body quoted in
+    https://github.com/BerriAI/litellm/issues/5803 and
+    https://github.com/lobehub/lobehub/issues/6735)."""
+    body = body_of(req)
+    if body.get("stream_options") is None or body.get("stream") is True:
+        return None
+    return reject(
+        400,
+        "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+        "stream_options",
+    )
+
+
+def schema_rejection(what: str, schema: Any, param: str, strict: bool) -> Rejection | None:
+    """The API's 400 ``invalid_function_parameters`` for a tool's parameters (or a
+    response format's schema) that is not an object schema, breaks the JSON Schema
+    metaschema, or, with ``strict``, breaks Structured Outputs' rules (function-calling
+    guide: parameters are "a JSON Schema object"; strict mode needs
+    ``additionalProperties: false`` on every object and every property required,
+    https://platform.openai.com/docs/guides/function-calling#strict-mode and
+    https://platform.openai.com/docs/guides/structured-outputs#supported-schemas). Bodies
+    quoted in https://github.com/camel-ai/camel/issues/2231 ("Invalid schema for function
+    'search_documents': In context=('properties', 'body'), 'additionalProperties' is required
+    to be supplied and to be false.", ``invalid_function_parameters``),
+    https://github.com/lastmile-ai/openai-agents-mcp/issues/2 (Responses, param
+    ``tools[22].parameters``) and https://github.com/dottxt-ai/outlines/issues/844
+    (``response_format``, code null)."""
+    if not isinstance(schema, dict):
+        return None
+    problem = None
+    if schema.get("type", "object") != "object":
+        problem = f"schema must be a JSON Schema of 'type: \"object\"', got 'type: \"{schema.get('type')}\"'."
+    elif (error := schema_error(schema)) is not None:
+        problem = f"In context={_context(error[0])}, {error[1]}."
+    elif strict:
+        problem = _strict_problem(schema, (), 0)
+    if problem is None:
+        return None
+    code = "invalid_function_parameters" if what.startswith("function") else None
+    return reject(400, f"Invalid schema for {what}: {problem}", param, code)
+
+
+def _context(pointer: str) -> str:
+    """``/properties/a/type`` as the API's ``('properties', 'a')`` (the failing keyword is
+    left out, as in its messages)."""
+    parts = tuple(p for p in pointer.split("/")[1:-1])
+    return repr(parts) if len(parts) != 1 else f"('{parts[0]}',)"
+
+
+def _strict_problem(schema: dict[str, Any], where: tuple[str, ...], depth: int) -> str | None:
+    """The first Structured Outputs rule an object schema (and those inside) breaks."""
+    if depth > MAX_DEPTH:
+        return None
+    properties = schema.get("properties")
+    if schema.get("type") == "object" or isinstance(properties, dict):
+        if schema.get("additionalProperties") is not False:
+            return (
+                f"In context={where!r}, 'additionalProperties' is required to be supplied and "
+                "to be false."
+            )
+        keys = list(properties) if isinstance(properties, dict) else []
+        missing = [k for k in keys if k not in list_of(schema.get("required"))]
+        if missing:
+            return (
+                f"In context={where!r}, 'required' is required to be supplied and to be an "
+                f"array including every key in properties. Missing '{missing[0]}'."
+            )
+    for key, child in _children(schema):
+        problem = _strict_problem(child, (*where, *key), depth + 1)
+        if problem:
+            return problem
+    return None
+
+
+def _children(schema: dict[str, Any]) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
+    out: list[tuple[tuple[str, ...], dict[str, Any]]] = []
+    for group in ("properties", "$defs", "definitions"):
+        members = schema.get(group)
+        if isinstance(members, dict):
+            out += [((group, k), v) for k, v in members.items() if isinstance(v, dict)]
+    if isinstance(schema.get("items"), dict):
+        out.append((("items",), schema["items"]))
+    for group in ("anyOf", "allOf"):
+        out += [((group, str(i)), v) for i, v in dicts(schema.get(group))]
+    return out
+
+
+def tool_schemas_valid(req: RecordedRequest) -> Rejection | None:
+    """400 ``invalid_function_parameters`` for a function's ``parameters`` that the API
+    refuses (``schema_rejection``), strict rules when ``function.strict`` is true (API
+    reference, ``tools[].function.parameters`` and ``strict``,
+    https://platform.openai.com/docs/api-reference/chat/create)."""
+    for index, tool in dicts(body_of(req).get("tools")):
+        function = tool.get("function")
+        if not isinstance(function, dict):
+            continue
+        rejection = schema_rejection(
+            f"function '{function.get('name')}'",
+            function.get("parameters"),
+            f"tools[{index}].function.parameters",
+            function.get("strict") is True,
+        )
+        if rejection:
+            return rejection
+    return None
+
+
+def response_format_valid(req: RecordedRequest) -> Rejection | None:
+    """400 for a ``response_format`` json_schema whose schema the API refuses, strict
+    rules when ``strict`` is true (``schema_rejection``; structured-outputs guide,
+    https://platform.openai.com/docs/guides/structured-outputs)."""
+    fmt = body_of(req).get("response_format")
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
+        return None
+    spec = fmt.get("json_schema")
+    if not isinstance(spec, dict):
+        return None
+    return schema_rejection(
+        f"response_format '{spec.get('name')}'",
+        spec.get("schema"),
+        "response_format",
+        spec.get("strict") is True,
+    )
+
+
 CHAT_RULES: tuple[Rule, ...] = (
     api_key_present,
     json_object_body,
     model_present,
     messages_present,
+    max_tokens_within_model,
+    temperature_in_range,
+    stream_options_need_stream,
     roles_known,
     tool_messages_answer_calls,
     tool_calls_answered,
     tool_names_valid,
+    tool_choice_needs_tools,
+    tool_schemas_valid,
+    response_format_valid,
     content_parts_valid,
     image_formats_supported,
 )
 
-# Endpoint -> rules. The Responses API and other endpoints add their row here.
+# Endpoint -> rules.
 _RULES_BY_PATH: dict[str, tuple[Rule, ...]] = {"/v1/chat/completions": CHAT_RULES}
 
 
 def rules_for(req: RecordedRequest) -> Sequence[Rule]:
+    if req.path == "/v1/responses":
+        # Imported here: the Responses rules build on this module's.
+        from zerda.testing.wires.openai_responses.validate import RULES as RESPONSES_RULES
+
+        return RESPONSES_RULES
     return _RULES_BY_PATH.get(req.path, ())

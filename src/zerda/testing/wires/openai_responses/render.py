@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from zerda.testing import _ids
+from zerda.testing._counting import script_tokens
 from zerda.testing._script import ErrorReply, RecordedRequest, Reply, Script, ScriptedCall
 from zerda.testing.wires.openai.render import (
     arguments_text,
@@ -26,6 +27,9 @@ from zerda.testing.wires.openai.render import (
 )
 
 WIRE = "openai-responses"
+
+# A Script's refusal is carried as such (a "refusal" content part), not as text.
+REFUSAL_FIELD = True
 
 # Unified stop reason -> (status, incomplete_details.reason).
 _STATUS = {
@@ -56,6 +60,13 @@ def render(script: Script, req: RecordedRequest) -> Reply:
         # The last event (completed / incomplete) closes the stream; a stream_error replaces it.
         return Reply(200, dict(_SSE), chunks=_stream_events(script, req, items), closing_chunks=1)
     return Reply(200, dict(_JSON), body=_dumps(_response(script, req, items, final=True)))
+
+
+def render_count(script: Script, req: RecordedRequest) -> Reply:
+    """``POST /v1/responses/input_tokens``: ``{"object": "response.input_tokens",
+    "input_tokens": n}`` (https://platform.openai.com/docs/api-reference/responses/input-tokens)."""
+    body = {"object": "response.input_tokens", "input_tokens": script_tokens(script, req.body)}
+    return Reply(200, dict(_JSON), body=_dumps(body))
 
 
 def render_error(err: ErrorReply) -> Reply:
@@ -93,7 +104,10 @@ def _error_object(err: ErrorReply) -> dict[str, Any]:
 
 
 def _reasoning_items(script: Script) -> list[dict[str, Any]]:
+    """provider_data's reasoning items, else one whose summary is the script's reasoning."""
     scripted = ((script.provider_data or {}).get(WIRE) or {}).get("reasoning") or []
+    if not scripted and script.reasoning:
+        scripted = [{"summary": [script.reasoning]}]
     return [
         {
             "id": _ids.completion_id("rs_"),
@@ -105,13 +119,21 @@ def _reasoning_items(script: Script) -> list[dict[str, Any]]:
     ]
 
 
-def _message_item(text: str) -> dict[str, Any]:
-    part = {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
+def _message_item(script: Script) -> dict[str, Any]:
+    """The message: its text, and its refusal as a ``refusal`` part
+    (https://platform.openai.com/docs/guides/structured-outputs?api-mode=responses#refusals)."""
+    parts: list[dict[str, Any]] = []
+    if script.text:
+        parts.append(
+            {"type": "output_text", "annotations": [], "logprobs": [], "text": script.text}
+        )
+    if script.refusal:
+        parts.append({"type": "refusal", "refusal": script.refusal})
     return {
         "id": _ids.completion_id("msg_"),
         "type": "message",
         "status": "completed",
-        "content": [part],
+        "content": parts,
         "role": "assistant",
     }
 
@@ -129,8 +151,8 @@ def _call_item(call: ScriptedCall) -> dict[str, Any]:
 
 def _output_items(script: Script) -> list[dict[str, Any]]:
     items = _reasoning_items(script)
-    if script.text:
-        items.append(_message_item(script.text))
+    if script.text or script.refusal:
+        items.append(_message_item(script))
     return items + [_call_item(c) for c in script.tool_calls]
 
 
@@ -193,27 +215,33 @@ def _item_events(index: int, item: dict[str, Any], script: Script) -> list[dict[
         return _message_events(index, item, script)
     if kind == "function_call":
         return _call_events(index, item, script)
-    return _reasoning_events(index, item)
+    return _reasoning_events(index, item, script.fragments)
 
 
 def _message_events(index: int, item: dict[str, Any], script: Script) -> list[dict[str, Any]]:
-    at = {"item_id": item["id"], "output_index": index, "content_index": 0}
-    text = item["content"][0]["text"]
-    empty = {**item["content"][0], "text": ""}
+    added = {**item, "status": "in_progress", "content": []}
+    events = [{"type": "response.output_item.added", "output_index": index, "item": added}]
+    for n, part in enumerate(item["content"]):
+        at = {"item_id": item["id"], "output_index": index, "content_index": n}
+        events += _part_events(at, part, script.fragments)
+    return events + [{"type": "response.output_item.done", "output_index": index, "item": item}]
+
+
+def _part_events(at: dict[str, Any], part: dict[str, Any], fragments: int) -> list[dict[str, Any]]:
+    """One content part: added (empty), its deltas, done. A refusal streams as
+    ``response.refusal.delta`` / ``.done``, text as ``response.output_text.delta`` / ``.done``
+    (https://platform.openai.com/docs/api-reference/responses-streaming)."""
+    key, kind = ("refusal", "refusal") if part["type"] == "refusal" else ("text", "output_text")
+    extra: dict[str, Any] = {} if key == "refusal" else {"logprobs": []}
+    text = part[key]
     return [
-        {
-            "type": "response.output_item.added",
-            "output_index": index,
-            "item": {**item, "status": "in_progress", "content": []},
-        },
-        {"type": "response.content_part.added", **at, "part": empty},
+        {"type": "response.content_part.added", **at, "part": {**part, key: ""}},
         *(
-            {"type": "response.output_text.delta", **at, "delta": piece, "logprobs": []}
-            for piece in split_fragments(text, script.fragments)
+            {"type": f"response.{kind}.delta", **at, "delta": piece, **extra}
+            for piece in split_fragments(text, fragments)
         ),
-        {"type": "response.output_text.done", **at, "text": text, "logprobs": []},
-        {"type": "response.content_part.done", **at, "part": item["content"][0]},
-        {"type": "response.output_item.done", "output_index": index, "item": item},
+        {"type": f"response.{kind}.done", **at, key: text, **extra},
+        {"type": "response.content_part.done", **at, "part": part},
     ]
 
 
@@ -234,7 +262,7 @@ def _call_events(index: int, item: dict[str, Any], script: Script) -> list[dict[
     ]
 
 
-def _reasoning_events(index: int, item: dict[str, Any]) -> list[dict[str, Any]]:
+def _reasoning_events(index: int, item: dict[str, Any], fragments: int) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = [
         {
             "type": "response.output_item.added",
@@ -246,7 +274,10 @@ def _reasoning_events(index: int, item: dict[str, Any]) -> list[dict[str, Any]]:
         at = {"item_id": item["id"], "output_index": index, "summary_index": n}
         events += [
             {"type": "response.reasoning_summary_part.added", **at, "part": {**part, "text": ""}},
-            {"type": "response.reasoning_summary_text.delta", **at, "delta": part["text"]},
+            *(
+                {"type": "response.reasoning_summary_text.delta", **at, "delta": piece}
+                for piece in split_fragments(part["text"], fragments)
+            ),
             {"type": "response.reasoning_summary_text.done", **at, "text": part["text"]},
             {"type": "response.reasoning_summary_part.done", **at, "part": part},
         ]

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from zerda.testing._script import RecordedRequest
-from zerda.testing._validate import Rejection, Rule, bearer_present, has_header
-from zerda.testing.wires.gemini.validate import api_key_present
+from zerda.testing._validate import Rejection, Rule, bearer_present, body_of, has_header
+from zerda.testing.wires.gemini.validate import api_key_present, invalid
 from zerda.testing.wires.gemini.validate import rules_for as gemini_rules_for
 
 
@@ -36,8 +36,28 @@ def oauth_present(req: RecordedRequest) -> Rejection | None:
     return Rejection(401, message, "UNAUTHENTICATED")
 
 
+# Vertex AI's CountTokensRequest: no generateContentRequest, no toolConfig
+# (https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.publishers.models/countTokens).
+COUNT_FIELDS = frozenset({"model", "instances", "contents", "systemInstruction", "tools"})
+COUNT_FIELDS |= {"generationConfig", "system_instruction", "generation_config"}
+
+
+def count_fields_known(req: RecordedRequest) -> Rejection | None:
+    """400 "Invalid JSON payload received. Unknown name "toolConfig": Cannot find field."
+    for a field Vertex AI's countTokens body does not have (the reference above; Google's
+    answer to an unknown field, as quoted in gemini/validate.py's schema_fields_known)."""
+    unknown = [key for key in body_of(req) if key not in COUNT_FIELDS]
+    if not unknown:
+        return None
+    return invalid(
+        f'Invalid JSON payload received. Unknown name "{unknown[0]}": Cannot find field.'
+    )
+
+
 def rules_for(req: RecordedRequest) -> Sequence[Rule]:
     rules = gemini_rules_for(req)
     if not rules:
         return ()
+    if req.path.endswith(":countTokens"):
+        rules = (*rules[:2], count_fields_known, *rules[2:])
     return (oauth_present, *(r for r in rules if r is not api_key_present))
