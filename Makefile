@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.demo-installed
 
 # `make test-min` proves the extras' floors (pyproject.toml): a separate .venv-min gets the lowest
 # release of every direct requirement that the others allow (uv's lowest-direct resolution; uv
@@ -51,7 +52,14 @@ test-min: $(MIN_STAMP)
 test-fast-path-off: $(STAMP)
 	ZERDA_FAST_PATH=0 $(BIN)/pytest -q -n auto -p no:cacheprovider tests/llm/providers/test_contract.py
 
-demo: $(STAMP)
+# The demo needs the SDKs and the command line only, not the dev tools: a fresh clone's
+# `make demo` installs just those (into the same .venv, so a later `make test` adds the rest).
+$(DEMO_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -e ".[demo]"
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/zerda demo
 
 bench: $(STAMP)

@@ -41,12 +41,17 @@ CORE = (
     "zerda.llm._retry",
     "zerda.llm.usage",
     "zerda.llm._schema_walk",
+    "zerda.llm._schema_check",
     "zerda.llm._strict_schema",
     "zerda.llm._gemini_schema",
     "zerda.llm._traits",
     "zerda.llm._fastpath",
     "zerda.llm._body_json",
     "zerda.llm._signatures",
+    "zerda.llm._estimate",
+    "zerda.llm._tool_output",
+    "zerda.llm._cost",
+    "zerda.llm.types",
 )
 ABOVE_CORE = (
     "zerda.llm.registry",

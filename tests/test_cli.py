@@ -31,11 +31,33 @@ def server() -> Iterator[MockLLMServer]:
 def test_demo_round_trips_on_every_provider() -> None:
     out = zerda("demo")
     assert out.returncode == 0, out.stderr
-    for provider in PROVIDERS:
-        assert f"─ {provider} ─" in out.stdout
+    lines = out.stdout.splitlines()
     count = len(PROVIDERS)
-    assert out.stdout.count("final answer: It is 18 °C and sunny in Paris.") == count
-    assert f"{count}/{count} providers completed a tool-calling round trip" in out.stdout
+    assert len(lines) == count + 1  # one line per row, then the summary
+    answer = 'get_weather({"city": "Paris"}) -> It is 18 °C and sunny in Paris.  (2 turns)'
+    for provider, line in zip(PROVIDERS, lines[:-1], strict=True):
+        assert line.split(None, 2) == [provider, "ok", answer]
+    assert lines[-1] == f"{count}/{count} providers completed a tool-calling round trip"
+
+
+def test_demo_verbose_prints_the_native_tool_shape() -> None:
+    result = CliRunner().invoke(main, ["demo", "--provider", "anthropic", "--verbose"])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if "native tool shape sent:" in x)
+    native = json.loads(line.split("native tool shape sent: ", 1)[1])
+    assert [t["name"] for t in native] == ["get_weather"] and "input_schema" in native[0]
+
+
+def test_without_the_cli_extra_the_command_is_one_hint_line() -> None:
+    code = (
+        "import sys; sys.modules['click'] = None\n"  # import click fails as when not installed
+        "from zerda._entry import main; main()"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines() == [
+        'zerda: the command line needs the cli extra: pip install "zerda-llm[cli]"'
+    ]
 
 
 def test_help_on_every_command() -> None:
@@ -78,6 +100,15 @@ def test_tools_convert(tmp_path: Path) -> None:
     }
 
 
+def test_tools_convert_maps_names_the_provider_refuses(tmp_path: Path) -> None:
+    file = tmp_path / "tools.json"
+    file.write_text(json.dumps([{"name": "fs.read", "parameters": {"type": "object"}}]))
+    result = CliRunner().invoke(main, ["tools", "convert", str(file), "--to", "bedrock"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["tools"][0]["toolSpec"]["name"] == "fs_read"
+    assert result.stderr == "tool name 'fs.read' is sent to bedrock as 'fs_read'\n"
+
+
 def test_tools_convert_a_bad_file_is_one_line(tmp_path: Path) -> None:
     file = tmp_path / "tools.json"
     file.write_text(json.dumps({"description": "nameless"}))
@@ -115,7 +146,32 @@ def test_chat_runs_the_tool_loop_with_tool_options(server: MockLLMServer) -> Non
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "Sunny in Oslo."
+    assert out.stderr.splitlines() == [
+        'ran get_weather({"city": "Oslo"}) -> '
+        '{"city": "Oslo", "temperature": 18, "unit": "celsius", "sky": "sunny"}'
+    ]
     assert server.last_request("anthropic").body["system"] == "Be brief."
+
+
+def test_chat_region_goes_to_the_rows_region_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, object] = {}
+
+    def fake_create(target: str, **options: object) -> object:
+        seen.update(target=target, **options)
+        raise ValueError("stop here")
+
+    monkeypatch.setattr("zerda.llm.create_interface", fake_create)
+    result = CliRunner().invoke(main, ["chat", "vertex:gemini-2.5-flash", "hi", "--region", "eu"])
+    assert result.exit_code == 1 and seen == {"target": "vertex:gemini-2.5-flash", "location": "eu"}
+    seen.clear()
+    CliRunner().invoke(main, ["chat", "bedrock:m", "hi", "--region", "us-west-2"])
+    assert seen == {"target": "bedrock:m", "region": "us-west-2"}
+
+
+def test_chat_region_on_a_row_without_one_names_the_rows_that_take_it() -> None:
+    result = CliRunner().invoke(main, ["chat", "openai:m", "hi", "--region", "eu"])
+    assert result.exit_code == 1
+    assert "--region: openai takes no region (rows that do: bedrock, " in result.output
 
 
 def test_chat_stream_prints_text(server: MockLLMServer) -> None:
@@ -216,7 +272,8 @@ def test_chat_tool_from_a_module_in_the_current_folder(
     args = ["chat", "openai:m", "hi", "--api-key", "k", "--base-url", server.base_url("openai")]
     result = CliRunner().invoke(main, [*args, "--tool", f"{tools_module}:shout"])
     assert result.exit_code == 0, result.output
-    assert result.output == "They shouted HI.\n"
+    assert result.stdout == "They shouted HI.\n"
+    assert result.stderr == 'ran shout({"text": "hi"}) -> HI\n'
 
 
 def test_chat_tool_with_stream_prints_the_answer_once(
@@ -226,7 +283,7 @@ def test_chat_tool_with_stream_prints_the_answer_once(
     args = ["chat", "openai:m", "hi", "--api-key", "k", "--base-url", server.base_url("openai")]
     result = CliRunner().invoke(main, [*args, "--tool", f"{tools_module}:shout", "--stream"])
     assert result.exit_code == 0, result.output
-    assert result.output == "They shouted HI.\n"
+    assert result.stdout == "They shouted HI.\n"
 
 
 def test_demo_with_an_unknown_provider_is_one_error_line() -> None:

@@ -1,21 +1,30 @@
 """Every Python example in README.md and docs/ runs, against MockLLMServer.
 
-The blocks of one page run in order in one namespace, as a reader would paste them. Every
-interface an example creates is pointed at a MockLLMServer that answers each provider with a
-short text (unless the example already points it at 127.0.0.1), so examples that show real
-providers run offline and never reach the network. Snippets on the provider pages may use
-``get_weather`` (the function from tool-calling.md) and ``server`` (a running MockLLMServer)
-without defining them. ``test_*`` functions an example defines are run too, with the
-``mock_llm_server`` fixture and their ``parametrize`` cases. A block preceded by
-``<!-- not-run: reason -->`` is skipped; one preceded by ``<!-- file: NAME -->`` is not run
-but written to NAME in the directory the page's examples run in (an MCP server script that
-another example starts).
+The blocks of one page run in order in one fresh namespace, as a reader would paste them:
+a block may use what an earlier block of its page defined (a page is read top to bottom,
+and repeating its setup in every block would bury each block's point), and nothing else:
+no name comes from another page or from this test. ``test_blocks_define_what_they_use``
+checks that statically too, so a name used only on a path the run does not take (a branch,
+a function never called) is caught.
+
+Every interface an example creates is pointed at a MockLLMServer that answers like a model
+(``answer_like_a_model``: a call to an offered tool, schema-valid JSON for
+``response_format``, text after a tool's result, in JSON and streams), unless the example
+already points it at 127.0.0.1, so examples that show real providers run offline, never
+reach the network, and meet the tool calls a real model would make. ``test_*`` functions
+an example defines are run too, with the ``mock_llm_server`` fixture and their
+``parametrize`` cases. A block preceded by ``<!-- not-run: reason -->`` is skipped (only
+what cannot run offline, said in the reason); one preceded by ``<!-- file: NAME -->`` is not
+run but written to NAME in the directory the page's examples run in (an MCP server script
+that another example starts).
 """
 
 from __future__ import annotations
 
+import builtins
 import inspect
 import re
+import symtable
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +51,7 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
     with MockLLMServer() as server:
-        server.set_default(text="Done.")
+        server.answer_like_a_model()
         original = BaseLLMInterface.__init__
 
         def init(self: BaseLLMInterface, *args: Any, **kwargs: Any) -> None:
@@ -71,22 +80,84 @@ def test_examples_run(
         monkeypatch.chdir(tmp_path)
         for name, text in files:
             (tmp_path / name).write_text(text)
-    namespace: dict[str, Any] = {
-        "__name__": f"docs_{page.stem}",
-        "get_weather": get_weather,
-        "server": offline,
-    }
-    for i, block in enumerate(blocks):
-        code = compile(block, f"{page.name}[python block {i}]", "exec")
-        exec(code, namespace)  # noqa: S102 - running our own documentation is the point
+    namespace = run_blocks(page, blocks)
     for name, fn in list(namespace.items()):
         if name.startswith("test_") and callable(fn):
             run_example_test(fn, offline)
 
 
-def get_weather(city: str, unit: str = "celsius") -> dict[str, Any]:
-    """Current weather for a city."""
-    return {"city": city, "temp": 18, "unit": unit}
+def run_blocks(page: Path, blocks: list[str]) -> dict[str, Any]:
+    """Runs ``blocks`` in order in a fresh namespace, which it returns; a MockLLMServer an
+    example started and left running is stopped."""
+    namespace: dict[str, Any] = {"__name__": f"docs_{page.stem}"}
+    try:
+        for i, block in enumerate(blocks):
+            code = compile(block, f"{page.name}[python block {i}]", "exec")
+            exec(code, namespace)  # noqa: S102 - running our own documentation is the point
+    finally:
+        for value in namespace.values():
+            if isinstance(value, MockLLMServer):
+                value.stop()
+    return namespace
+
+
+def test_the_streaming_example_survives_a_tool_call(offline: MockLLMServer) -> None:
+    """Issue 36: streaming.md's first example once read ``event["result"]`` in an ``else:``
+    branch that a ``tool_call_delta`` event reaches (a KeyError on the first tool call),
+    and the doc tests missed it: their mock answered every request with text. Their mock
+    now answers like a model, so the example meets the call and its result."""
+    page = ROOT / "docs" / "streaming.md"
+    sync = next(b for b in python_blocks(page) if "llm.stream(messages, tools=tools)" in b)
+    namespace = run_blocks(page, [sync])
+    assert [c["name"] for c in namespace["result"]["tool_calls"]] == ["get_weather"]
+    assert namespace["messages"][-1]["role"] == "tool"
+    stream = namespace["llm"].stream(namespace["messages"][:1], tools=namespace["tools"])
+    kinds = {event["type"] for event in stream}
+    assert {"tool_call_delta", "tool_call", "done"} <= kinds  # what the example must pass by
+
+
+def names_used_and_defined(block: str, where: str) -> tuple[set[str], set[str]]:
+    """The global names ``block`` reads (at its top level and inside its functions and
+    classes) and the ones its top level defines (assigned, imported, def, class)."""
+    top = symtable.symtable(block, where, "exec")
+    defined = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+    defined |= {s.get_name() for s in top.get_symbols() if s.is_namespace()}
+    used: set[str] = set()
+    tables = [top]
+    while tables:
+        table = tables.pop()
+        used |= {
+            s.get_name()
+            for s in table.get_symbols()
+            if s.is_referenced() and (table is top or s.is_global())
+        }
+        tables.extend(table.get_children())
+    return used, defined
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_blocks_define_what_they_use(page: Path) -> None:
+    """Each block reads only names that it, an earlier block of its page or Python's
+    builtins define: it runs as pasted (see the module docstring)."""
+    defined_before = set(dir(builtins)) | {"__name__", "__file__"}
+    undefined = {}
+    for i, block in enumerate(python_blocks(page)):
+        used, defined = names_used_and_defined(block, f"{page.name}[python block {i}]")
+        missing = sorted(used - defined - defined_before)
+        if missing:
+            undefined[f"python block {i}"] = missing
+        defined_before |= defined
+    assert undefined == {}, f"{page.name}: names used but never defined on the page"
+
+
+def test_the_name_check_finds_an_undefined_name() -> None:
+    """The check is real: a name read only inside a function, or in a branch, is found."""
+    used, defined = names_used_and_defined(
+        "import os\ndef f():\n    return server.url\nif os.sep:\n    x = 1\nelse:\n"
+        "    print(event['result'], x)\n",
+        "example",
+    )
+    assert used - defined - set(dir(builtins)) == {"server", "event"}
 
 
 def run_example_test(fn: Any, server: MockLLMServer) -> None:
@@ -102,7 +173,7 @@ def run_example_test(fn: Any, server: MockLLMServer) -> None:
         server.reset()
         fn(**case, **({"mock_llm_server": server} if wants_server else {}))
     server.reset()
-    server.set_default(text="Done.")
+    server.answer_like_a_model()
 
 
 def test_every_doc_page_is_linked_from_another_page() -> None:

@@ -1,5 +1,5 @@
 """``python -m zerda`` runs the ``zerda`` command."""
 
-from zerda.cli import main
+from zerda._entry import main
 
 main()

@@ -13,14 +13,14 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from zerda.llm import registry
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     raise click.ClickException(message)
 
 
@@ -74,48 +74,55 @@ def _demo_one(server: Any, provider: str) -> dict[str, Any]:
     result = llm.run("What's the weather in Paris?", tools=[get_weather])
     first = server.requests_for(provider)[0]
     calls: list[Any] = next(
-        (m["tool_calls"] for m in result["messages"] if m.get("tool_calls")), []
+        (
+            m["tool_calls"]
+            for m in result["messages"]
+            if m["role"] == "assistant" and m.get("tool_calls")
+        ),
+        [],
     )
     return {"result": result, "native_tools": _native_tools(provider, first.body), "calls": calls}
 
 
 @main.command()
 @click.option("--provider", "providers", multiple=True, help="Only these providers (repeatable).")
-def demo(providers: tuple[str, ...]) -> None:
-    """Offline tool-calling round trip through every provider on the built-in mock server."""
-    from rich.console import Console
-    from rich.syntax import Syntax
-
+@click.option("--verbose", is_flag=True, help="Also print the native tool shape each SDK sent.")
+def demo(providers: tuple[str, ...], verbose: bool) -> None:
+    """Offline tool-calling round trip through every provider on the built-in mock server:
+    one line per provider."""
     from zerda.testing import MockLLMServer
 
-    console = Console(highlight=False)
     try:
         chosen = [registry.canonical_name(p) for p in providers] or list(registry.NAMES)
     except ValueError as exc:
         _fail(str(exc))
+    width = max(len(p) for p in chosen)
     ok = 0
     with MockLLMServer() as server:
         for provider in chosen:
-            console.rule(f"[bold]{provider}")
-            try:
-                out = _demo_one(server, provider)
-            except Exception as exc:  # the demo reports every provider, whatever fails
-                console.print(f"[red]failed: {type(exc).__name__}: {exc}")
-                continue
-            result = out["result"]
-            console.print("native tool shape sent:")
-            console.print(Syntax(json.dumps(out["native_tools"], indent=2), "json"))
-            console.print(f"parsed tool calls: {json.dumps(out['calls'])}")
-            console.print(
-                f"final answer: {result['content']}  [dim](stop_reason={result['stop_reason']}, turns={result['turns']})"
-            )
-            ok += result["stop_reason"] == "end_turn" and bool(out["calls"])
-    colour = "green" if ok == len(chosen) else "red"
-    console.print(
-        f"[bold {colour}]{ok}/{len(chosen)} providers completed a tool-calling round trip"
-    )
+            passed, line = _demo_line(server, provider, verbose)
+            click.echo(f"{provider:<{width}}  {line}")
+            ok += passed
+    click.echo(f"{ok}/{len(chosen)} providers completed a tool-calling round trip")
     if ok != len(chosen):
         sys.exit(1)
+
+
+def _demo_line(server: Any, provider: str, verbose: bool) -> tuple[bool, str]:
+    """(whether the round trip completed, the provider's line of the demo)."""
+    try:
+        out = _demo_one(server, provider)
+    except Exception as exc:  # the demo reports every provider, whatever fails
+        return False, f"failed: {type(exc).__name__}: {exc}"
+    result = out["result"]
+    passed = result["stop_reason"] == "end_turn" and bool(out["calls"])
+    calls = ", ".join(f"{c['name']}({json.dumps(c['arguments'])})" for c in out["calls"])
+    line = (
+        f"{'ok' if passed else 'FAILED'}  {calls} -> {result['content']}  ({result['turns']} turns)"
+    )
+    if verbose:
+        line += "\n  native tool shape sent: " + json.dumps(out["native_tools"])
+    return passed, line
 
 
 # --- chat ---------------------------------------------------------------------------
@@ -159,6 +166,9 @@ def _load_function(spec: str) -> Callable[..., Any]:
 )
 @click.option("--max-tokens", type=int, help="Token limit for the answer.")
 @click.option("--max-turns", type=int, default=10, show_default=True, help="Tool loop limit.")
+@click.option(
+    "--region", help="The region (Bedrock, Claude on Bedrock or Vertex) or location (Vertex)."
+)
 def chat(
     target: str,
     prompt: str,
@@ -170,15 +180,14 @@ def chat(
     api_key: str | None,
     max_tokens: int | None,
     max_turns: int,
+    region: str | None,
 ) -> None:
     """A real call to PROVIDER:MODEL (keys from the environment); runs the tool loop with --tool."""
     from zerda.llm import create_interface
 
     if ":" not in target:
         _fail(f"{target!r}: expected PROVIDER:MODEL, e.g. openai:gpt-4o-mini")
-    options: dict[str, Any] = {"base_url": base_url} if base_url else {}
-    if api_key:
-        options["api_key"] = api_key
+    options = _chat_options(target.split(":", 1)[0], base_url, api_key, region)
     try:
         llm = create_interface(target, **options)
     except (ValueError, ImportError) as exc:
@@ -187,11 +196,61 @@ def chat(
     kwargs: dict[str, Any] = {"system": system, "max_tokens": max_tokens}
     if tools:  # the tool loop does not stream: --stream prints the answer once, at the end
         result = llm.run(prompt, tools=tools, max_turns=max_turns, **kwargs)
+        if not as_json:
+            _print_tools_run(result.get("messages") or [])
     elif stream:
         result = _stream(llm, prompt, as_json, kwargs)
     else:
         result = llm.generate(prompt, **kwargs)
     _print_result(result, as_json, printed=stream and not tools)
+
+
+def _chat_options(
+    provider: str, base_url: str | None, api_key: str | None, region: str | None
+) -> dict[str, Any]:
+    """The interface options of ``chat``; ``--region`` goes to the option the row names."""
+    options: dict[str, Any] = {"base_url": base_url} if base_url else {}
+    if api_key:
+        options["api_key"] = api_key
+    if region:
+        try:
+            option = registry.get(provider).region_option
+        except ValueError as exc:
+            _fail(str(exc))
+        if option is None:
+            takes = ", ".join(p.name for p in registry.REGISTRY.values() if p.region_option)
+            _fail(f"--region: {provider} takes no region (rows that do: {takes})")
+        options[option] = region
+    return options
+
+
+def _print_tools_run(messages: list[dict[str, Any]]) -> None:
+    """One line on stderr per tool the loop ran (stdout keeps the answer alone)."""
+    pending: list[dict[str, Any]] = []
+    for message in messages:
+        if message.get("role") == "assistant":
+            pending = list(message.get("tool_calls") or [])
+        elif message.get("role") == "tool":
+            call = _answered_call(pending, message.get("tool_call_id"))
+            output = message["content"]
+            shown = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+            status = "error" if message.get("is_error") else "ran"
+            arguments = json.dumps(call.get("arguments", {}), ensure_ascii=False)
+            click.echo(f"{status} {message['name']}({arguments}) -> {_cut(shown)}", err=True)
+
+
+def _answered_call(pending: list[dict[str, Any]], call_id: Any) -> dict[str, Any]:
+    """The call a tool message answers: by id, else the turn's next call (DESIGN §4)."""
+    call = next((c for c in pending if call_id is not None and c["id"] == call_id), None)
+    if call is None and pending:
+        call = pending[0]
+    if call is not None:
+        pending.remove(call)
+    return call or {}
+
+
+def _cut(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _stream(llm: Any, prompt: str, as_json: bool, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -235,19 +294,28 @@ def tools() -> None:
     help=f"Target provider ({', '.join(registry.NAMES)}).",
 )
 def convert(file: Path, provider: str) -> None:
-    """Unified (or OpenAI-style) tool definitions in FILE to the provider's native shape."""
+    """Unified (or OpenAI-style) tool definitions in FILE to the provider's native shape, with
+    the tool names the provider refuses mapped as generate maps them (listed on stderr)."""
+    from zerda.llm import _names
     from zerda.llm import tools as converters
     from zerda.llm._request import normalize_tools
     from zerda.llm.errors import ZerdaError
 
     try:
-        wire = registry.get(provider).wire  # the wire protocol says the native shape
+        spec = registry.get(provider)
         data = json.loads(file.read_text())
         unified = normalize_tools(data if isinstance(data, list) else [data])
-        native = getattr(converters, f"to_{wire.replace('-', '_')}_tools")(unified)
+        traits = spec.traits
+        names = [t["name"] for t in unified or ()]
+        mapping = _names.name_map(names, traits.tool_name, traits.tool_name_rule, spec.name)
+        renamed = _names.rename_tools(unified, mapping)
+        # the wire protocol says the native shape
+        native = getattr(converters, f"to_{spec.wire.replace('-', '_')}_tools")(renamed)
     except (ValueError, ZerdaError) as exc:
         _fail(f"{file}: {exc}")
     click.echo(json.dumps(native, indent=2, ensure_ascii=False))
+    for original, sent in mapping.items():
+        click.echo(f"tool name {original!r} is sent to {spec.name} as {sent!r}", err=True)
 
 
 # --- mock-server --------------------------------------------------------------------

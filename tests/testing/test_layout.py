@@ -15,12 +15,12 @@ import pytest
 
 import zerda.testing
 from zerda.llm import registry
-from zerda.testing import _batches, _server, _validate, wires
+from zerda.testing import _batches, _cassette, _counting, _server, _validate, wires
 from zerda.testing._wire import MockWire, WireContract
 
 TESTING = Path(zerda.testing.__file__).parent
 # The modules every wire goes through: none may know one by name.
-NEUTRAL = [_server, _batches, _validate, wires]
+NEUTRAL = [_server, _batches, _cassette, _validate, _counting, wires]
 
 
 def _wire_words() -> set[str]:

@@ -9,23 +9,33 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from zerda.llm._traits import PART_TYPES
 from zerda.llm.errors import InvalidRequestError
 from zerda.llm.parts import check_parts, is_parts, text_of
+
+if TYPE_CHECKING:
+    from zerda.llm.types import ToolCall, ToolMessage
 
 ROLES = ("system", "user", "assistant", "tool")
 NOT_EXECUTED = "not executed"  # the content of the result repair=True gives an orphaned call
 logger = logging.getLogger("zerda")
 
 
-def tool_result(call: dict[str, Any], output: Any, is_error: bool = False) -> dict[str, Any]:
+def tool_result(
+    call: ToolCall | Mapping[str, Any], output: Any, is_error: bool = False
+) -> ToolMessage:
     """The ``tool`` message answering ``call`` (a tool call dict as generate returned it).
 
     ``output`` is text, JSON data, or a list of content parts (``[text, image(...)]``) for a
     tool that returns media (docs/multimodal.md)."""
+    return cast("ToolMessage", tool_message(call, output, is_error))
+
+
+def tool_message(call: Mapping[str, Any], output: Any, is_error: bool = False) -> dict[str, Any]:
+    """:func:`tool_result` as the plain dict the library's own code works with."""
     return {
         "role": "tool",
         "tool_call_id": call.get("id"),
@@ -230,11 +240,27 @@ def _check_text(index: int, message: dict[str, Any], *, optional: bool) -> str |
             kind = "missing"
         else:
             kind = "None" if content is None else f"a {type(content).__name__}"
-        raise _fail(index, f"{message['role']} message 'content' must be a string, got {kind}")
+        raise _fail(
+            index,
+            f"{message['role']} message 'content' must be a string, got {kind}"
+            + _blocks_hint(message["role"], content),
+        )
     problem = text_problem(content)
     if problem:
         raise _fail(index, f"'content' {problem}")
     return content
+
+
+def _blocks_hint(role: str, content: Any) -> str:
+    """What to write instead of an assistant turn of Anthropic-shaped content blocks
+    (``[{'type': 'text'}, {'type': 'tool_use'}]``), as met in histories written for its SDK."""
+    if role != "assistant" or not isinstance(content, list):
+        return ""
+    return (
+        "; that looks like Anthropic content blocks: an assistant message holds its text in "
+        "'content' and its calls in 'tool_calls' ({'id', 'name', 'arguments'}); append "
+        "result['message'] as generate returned it"
+    )
 
 
 def _check_message(index: int, message: Any) -> dict[str, Any]:

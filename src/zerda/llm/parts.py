@@ -23,10 +23,13 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from zerda.llm._traits import PART_TYPES, Media
 from zerda.llm.errors import InvalidRequestError
+
+if TYPE_CHECKING:
+    from zerda.llm.types import AudioPart, DocumentPart, FilePart, ImagePart
 
 MEDIA_PARTS = ("image", "document", "audio", "file")
 _PLAIN = ("text", "cache_point")
@@ -88,13 +91,15 @@ def _sniff_base64(data: str) -> str | None:
 Source = bytes | bytearray | memoryview | str | os.PathLike[str]
 
 
-def image(src: Source, media_type: str | None = None) -> dict[str, Any]:
+def image(src: Source, media_type: str | None = None) -> ImagePart | FilePart:
     """An image part from bytes, a path, an ``http(s)://`` URL (fetched by the provider)
     or a ``gs://`` / ``s3://`` URI (a ``file`` part)."""
-    return _part("image", src, media_type)
+    return cast("ImagePart | FilePart", _part("image", src, media_type))
 
 
-def document(src: Source, media_type: str | None = None, name: str | None = None) -> dict[str, Any]:
+def document(
+    src: Source, media_type: str | None = None, name: str | None = None
+) -> DocumentPart | FilePart:
     """A document part (PDF, text...) from bytes, a path, a URL or a ``gs://`` / ``s3://``
     URI; ``name`` defaults to the file's name."""
     part = _part("document", src, media_type)
@@ -102,12 +107,12 @@ def document(src: Source, media_type: str | None = None, name: str | None = None
         name = PurePath(os.fspath(src)).name or None
     if name and part["type"] == "document":
         part["name"] = name
-    return part
+    return cast("DocumentPart | FilePart", part)
 
 
-def audio(src: Source, media_type: str | None = None) -> dict[str, Any]:
+def audio(src: Source, media_type: str | None = None) -> AudioPart | FilePart:
     """An audio part (wav, mp3...) from bytes, a path, a URL or a ``gs://`` / ``s3://`` URI."""
-    return _part("audio", src, media_type)
+    return cast("AudioPart | FilePart", _part("audio", src, media_type))
 
 
 def _part(kind: str, src: Any, media_type: str | None) -> dict[str, Any]:
@@ -194,13 +199,37 @@ def check_parts(where: str, content: Any, *, allowed: Iterable[str] = PART_TYPES
     return [_check_part(f"{where}[{j}]", p, allowed) for j, p in enumerate(content)]
 
 
+_TOOL_RESULT_HINT = (
+    "; Zerda's history holds a tool's output as a message {'role': 'tool', 'tool_call_id', "
+    "'content'}: build it with zerda.llm.tool_result(call, output)"
+)
+_TOOL_USE_HINT = (
+    "; Zerda's assistant messages hold tool calls in 'tool_calls' ({'id', 'name', "
+    "'arguments'}): append result['message'] as generate returned it"
+)
+# Blocks of the providers' own formats, met in histories written for an SDK: what to write
+# instead (OpenAI Chat content parts, Anthropic content blocks, Responses input parts).
+_FOREIGN_PARTS = {
+    "image_url": "; that is OpenAI's shape: use zerda.llm.image(url) or {'type': 'image', 'url': ...}",
+    "input_image": "; that is OpenAI's shape: use zerda.llm.image(url) or {'type': 'image', 'url': ...}",
+    "input_audio": "; that is OpenAI's shape: use zerda.llm.audio(path_or_bytes)",
+    "input_text": "; that is OpenAI's shape: use {'type': 'text', 'text': ...}",
+    "tool_result": _TOOL_RESULT_HINT,
+    "function_call_output": _TOOL_RESULT_HINT,
+    "tool_use": _TOOL_USE_HINT,
+    "function_call": _TOOL_USE_HINT,
+}
+
+
 def _check_part(where: str, part: Any, allowed: tuple[str, ...]) -> dict[str, Any]:
     if not isinstance(part, dict):
         raise _fail(where, f"a part must be a dict with a 'type', not {type(part).__name__}")
     kind = part.get("type")
     if kind not in PART_TYPES:
         raise _fail(
-            where, f".type: unknown part type {kind!r} (part types: {', '.join(PART_TYPES)})"
+            where,
+            f".type: unknown part type {kind!r} (part types: {', '.join(PART_TYPES)})"
+            + _FOREIGN_PARTS.get(str(kind), ""),
         )
     if kind not in allowed:
         raise _fail(
@@ -241,7 +270,14 @@ def _check_media_part(where: str, kind: str, part: dict[str, Any]) -> dict[str, 
         url = None
     if (data is None) == (url is None):
         article = "a" if kind == "document" else "an"
-        raise _fail(where, f"{article} {kind} part needs either 'data' (base64 or bytes) or 'url'")
+        # Anthropic's blocks carry a 'source': {'type': 'base64', 'media_type', 'data'}
+        anthropic = (
+            f"; that is Anthropic's shape: use zerda.llm.{kind}(...)" if "source" in part else ""
+        )
+        raise _fail(
+            where,
+            f"{article} {kind} part needs either 'data' (base64 or bytes) or 'url'{anthropic}",
+        )
     out: dict[str, Any] = {"type": kind}
     media_type = _media_type_field(where, part)
     if url is not None:
@@ -374,6 +410,7 @@ def _refuse_if(
         f"messages[{i}].content[{j}]{field}: {provider} does not take {value} in {place}; "
         f"it accepts {describe(media)}",
         provider=provider,
+        capability=True,  # another row may take it: a fallback moves on (errors.py)
     )
 
 

@@ -9,6 +9,7 @@ with MockLLMServer() as server:
 
 from __future__ import annotations
 
+from zerda.testing._modellike import model_like_answer
 from zerda.testing._script import (
     ErrorReply,
     Fault,
@@ -34,4 +35,5 @@ __all__ = [
     "Responder",
     "Script",
     "ScriptedCall",
+    "model_like_answer",
 ]

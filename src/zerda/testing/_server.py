@@ -15,6 +15,11 @@ Renderer interface (pure functions, no I/O)::
     render(script: Script, req: RecordedRequest) -> Reply      # JSON (body) or stream (chunks)
     render_error(err: ErrorReply) -> Reply                     # the provider's error body
     render_stream_error(err: ErrorReply) -> bytes | None       # optional: in-stream error event
+    render_count(script: Script, req: RecordedRequest) -> Reply  # a wire with count_paths
+
+A request to a wire's token-counting endpoint (``MockWire.count_paths``) is answered like
+any other (validated, then the next queued answer), with ``render_count``; with nothing
+queued it is answered too, with a count of the request itself (``_counting.py``).
 
 The server owns everything about timing and transport: ``delay``, ``chunk_delay``,
 ``cut_after``, ``stream_error`` placement, ``invalid_json_body``, faults and raw replay.
@@ -32,6 +37,7 @@ import contextlib
 import importlib
 import json
 import os
+import re
 import socket
 import sys
 import threading
@@ -46,6 +52,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from zerda.llm import registry
 from zerda.testing import _batches, _cassette, _validate, wires
+from zerda.testing._modellike import model_like_answer
 from zerda.testing._script import (
     ErrorReply,
     Fault,
@@ -57,6 +64,7 @@ from zerda.testing._script import (
     Responder,
     Script,
     ScriptedCall,
+    refusal_as_text,
 )
 from zerda.testing._wire import MockWire
 
@@ -189,8 +197,14 @@ def _split_route(raw_path: str) -> _Route:
     except ValueError:
         return _Route(None, path, False)
     rest = "/" + rest
-    known = any(p.fullmatch(rest) for p in wire_for(provider).routes)
+    known = any(p.fullmatch(rest) for p in wire_for(provider).routes) or counts(provider, rest)
     return _Route(provider, rest, known)
+
+
+def counts(provider: str, path: str) -> bool:
+    """Whether ``path`` is the token-counting endpoint of ``provider``'s wire."""
+    pattern = wire_for(provider).count_paths
+    return pattern is not None and pattern.fullmatch(path) is not None
 
 
 class _State:
@@ -381,6 +395,37 @@ class MockLLMServer:
         self.enqueue_item(fault, provider)
         return fault
 
+    def enqueue_batch_fault(
+        self,
+        provider: str | None = None,
+        *,
+        status: int | None = None,
+        message: str = "mock error",
+        error_type: str | None = None,
+        retry_after: float | None = None,
+        fields: dict[str, Any] | None = None,
+        delay: float = 0.0,
+        path: str | None = None,
+        body: bytes | str | None = None,
+    ) -> _batches.BatchFault:
+        """Script the next batch API request (files, jobs, status, results; Bedrock's S3)
+        of ``provider`` whose path matches the regex ``path``: it waits ``delay`` seconds,
+        then gets ``body`` as it is (``status``, 200 by default: a results file the provider
+        broke), else the provider's error ``status`` (as ``enqueue_error``'s), else its
+        usual answer. A 503 while a job is polled, an error that echoes the key, a slow
+        status answer. The queues answer the batch's items, not these requests."""
+        err = raw = None
+        if body is not None:
+            raw = Reply(
+                status or 200, {"content-type": "application/octet-stream"}, _as_bytes(body)
+            )
+        elif status is not None:
+            err = ErrorReply(status, message, error_type, retry_after, fields=fields)
+        pattern = None if path is None else re.compile(path)
+        fault = _batches.BatchFault(_optional_provider(provider), pattern, delay, err, raw)
+        self._batches.add_fault(fault)
+        return fault
+
     def enqueue_raw(
         self,
         status: int,
@@ -396,11 +441,19 @@ class MockLLMServer:
         return raw
 
     def enqueue_recorded(
-        self, fixture: dict[str, Any], provider: str | None = None, chunk_size: int | None = None
+        self,
+        *args: str | dict[str, Any] | None,
+        provider: str | None = None,
+        fixture: dict[str, Any] | None = None,
+        chunk_size: int | None = None,
     ) -> Raw:
-        """Queue a recorded exchange (a ``shared/fixtures/recorded`` file, parsed) verbatim.
+        """Queue a recorded exchange (a ``shared/fixtures/recorded`` file, parsed) verbatim:
+        ``enqueue_recorded(provider, fixture)``, the provider first as in ``enqueue``
+        (``None``: the shared queue), or by keyword. The older order ``(fixture, provider)``
+        still works: the fixture is the dict, the provider the name.
 
         Streams are sent in chunks (``chunk_size``, default 512 bytes)."""
+        provider, fixture = _recorded_arguments(args, provider, fixture)
         response = fixture["response"]
         headers = dict(response.get("headers") or {})
         if response.get("body_encoding", "json") == "json":
@@ -436,6 +489,16 @@ class MockLLMServer:
         text after the tool's result. It runs on the server's handler threads."""
         with self._state.lock:
             self._state.defaults[_optional_provider(provider)] = Responder(respond)
+
+    def answer_like_a_model(self, provider: str | None = None) -> None:
+        """Whenever the queues are empty (per provider or shared), answer each request as a
+        model would, from what it offers and asks (``_modellike.py``): a call to the tool
+        it offers (the one tool_choice names, else the first; arguments its schema
+        accepts) unless its last turn is a tool's result; JSON its schema accepts when it
+        asks for structured output; else the text ``Done.``. JSON and streams alike, so
+        code written for a real model (a tool loop, a stream consumer) runs as it would
+        there. It replaces the default ``set_default`` or ``respond_with`` set."""
+        self.respond_with(model_like_answer, provider)
 
     def load_script(self, path: str | os.PathLike[str]) -> int:
         """Queue the responses of a JSON script file (see ``zerda mock-server --script``);
@@ -480,6 +543,26 @@ class MockLLMServer:
 
     def _record(self, req: RecordedRequest) -> None:
         self._state.record(req)
+
+
+def _recorded_arguments(
+    args: tuple[str | dict[str, Any] | None, ...],
+    provider: str | None,
+    fixture: dict[str, Any] | None,
+) -> tuple[str | None, dict[str, Any]]:
+    """``enqueue_recorded``'s positional arguments told apart by kind (a dict is the
+    fixture, a name or None the provider), whatever their order; each given once."""
+    usage = "enqueue_recorded(provider, fixture) takes a provider name (or None) and a fixture dict"
+    if len(args) > 2:
+        raise TypeError(f"{usage}; got {len(args)} positional arguments")
+    fixtures = [a for a in args if isinstance(a, dict)]
+    names = [a for a in args if not isinstance(a, dict)]
+    if len(fixtures) + (fixture is not None) != 1:
+        raise TypeError(f"{usage}: give exactly one fixture dict")
+    if len(names) + (provider is not None) > 1 or not all(isinstance(n, str | None) for n in names):
+        raise TypeError(f"{usage}: give at most one provider, as a name")
+    name = provider if provider is not None else (names[0] if names else None)
+    return name, fixture if fixture is not None else fixtures[0]
 
 
 def _for(provider: str | None) -> str:
@@ -635,6 +718,8 @@ class _Handler(BaseHTTPRequestHandler):
         item = mock._next(provider)
         if isinstance(item, Responder):
             item = answer_from(item, req)
+        if item is None and counts(provider, req.path):
+            item = Script()  # a count needs no script: the request's own count answers
         if item is None:
             message = f"MockLLMServer: nothing queued for {provider} {req.method} {req.path}"
             self._send_error_reply(provider, ErrorReply(400, message))
@@ -665,7 +750,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_plain(501, _generic_error(str(exc)))
             return
         self._sleep(mock, script.delay)
-        reply = renderer.render(script, req)
+        if not getattr(renderer, "REFUSAL_FIELD", False):  # no refusal field of its own
+            script = refusal_as_text(script, getattr(renderer, "REFUSAL_STOP", "content_filter"))
+        if counts(provider, req.path):
+            reply = renderer.render_count(script, req)
+        else:
+            reply = renderer.render(script, req)
         if reply.chunks is None:
             if script.invalid_json_body and reply.body:
                 # Half of a JSON document is never valid JSON.

@@ -78,6 +78,10 @@ class MockWire:
     sdk_client_kwargs: Options = key_options  # the SDK client constructor's
     required_query: str | None = None  # a query parameter the API refuses to answer without
     batch_paths: re.Pattern[str] | None = None  # its batch API's paths (None: no batch API)
+    # Its token-counting endpoint's paths (None: none). A request there is validated, then
+    # answered by the renderer's ``render_count`` from the next queued answer (a Script's
+    # ``usage["input_tokens"]`` is the count) or, with nothing queued, from the request.
+    count_paths: re.Pattern[str] | None = None
     batches: str | None = None  # the module serving them
     unknown_path: UnknownPath = generic_unknown_path  # the answer to a path it does not serve
     # Response headers carrying a request id (all set to one value) and how it is made.
@@ -85,6 +89,10 @@ class MockWire:
     request_id: Callable[[], str] = hex_request_id
     # The request body member holding the tool definitions (`zerda demo` shows them).
     tools_field: str = "tools"
+    # The module reading a request as a model would (``read(req) -> RequestView``:
+    # ``_modellike.py``), for ``MockLLMServer.answer_like_a_model`` (another wire's when
+    # the bodies match; None: that mode answers the wire with text only).
+    view: str | None = None
 
 
 __all__ = [

@@ -6,7 +6,8 @@ the abstract hooks a wire writes; each other module is one concern, a mixin of t
 (the error shape and redaction), ``arguments`` (constructor arguments and options),
 ``request`` (checking and converting a request), ``results`` (the result shape),
 ``calls`` (one call's course, shared by each sync method and its async twin), ``limits``
-(rate limits), ``pickling`` and ``batch`` (the job API over a wire's :class:`BatchProtocol`).
+(rate limits), ``pickling``, ``batch`` (the job API over a wire's :class:`BatchProtocol`)
+and ``counting`` (``count_tokens``, over a wire's :class:`TokenCounter`).
 ``_host`` lists, for the type checker only, what the mixins read of each other.
 
 Nothing is imported here: ``zerda.llm.base`` imports ``api``, which imports the rest.

@@ -23,6 +23,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from zerda.llm import _names, _ratelimit, registry
+from zerda.llm._calls import TypedCalls
 from zerda.llm._drive import drive, drive_async
 from zerda.llm._fastpath import PrivateName
 from zerda.llm._ratelimit import RateLimiter
@@ -32,7 +33,8 @@ from zerda.llm.interface import arguments
 from zerda.llm.interface.arguments import Options, Secret
 from zerda.llm.interface.batch import Batches
 from zerda.llm.interface.calls import Calls, Streaming
-from zerda.llm.interface.clients import Clients, _running_loop, require_sdk
+from zerda.llm.interface.clients import Clients, new_loop_clients, require_sdk
+from zerda.llm.interface.counting import Counting
 from zerda.llm.interface.failures import Failures
 from zerda.llm.interface.limits import Limits
 from zerda.llm.interface.pickling import Pickling
@@ -58,6 +60,8 @@ class BaseLLMInterface(
     Limits,
     Pickling,
     Batches,
+    Counting,
+    TypedCalls,
     ToolLoop,
     abc.ABC,
 ):
@@ -149,8 +153,7 @@ class BaseLLMInterface(
         self._owns_client = False  # True once Zerda built the sync client itself
         self._async_client = None
         self._owns_async = False
-        self._async_loop = None
-        self._async_closer = None
+        self._loop_clients = new_loop_clients()  # the async client of each event loop
         self._closed = False
         self._lock = threading.RLock()  # an async client may be built from the sync one
 
@@ -177,28 +180,13 @@ class BaseLLMInterface(
 
     # --- public API ---------------------------------------------------------------------
 
-    def generate(
-        self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
-    ) -> dict[str, Any]:
-        """One call. Arguments: DESIGN.md §3 (system, tools, tool_choice, max_tokens,
-        temperature, top_p, stop, parallel_tool_calls, timeout, reasoning, **native)."""
-        self._check_open()
-        return drive(self._generation(messages, raise_errors, kwargs))
-
-    async def generate_async(
-        self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
-    ) -> dict[str, Any]:
-        self._check_open()
-        return await drive_async(self._generation(messages, raise_errors, kwargs))
-
-    def stream(
-        self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
+    def _events(
+        self, messages: Any, raise_errors: bool | None, kwargs: dict[str, Any]
     ) -> Iterator[dict[str, Any]]:
-        """Yields text, reasoning and tool_call events, then always a done event (DESIGN.md §7)."""
         call = Streaming(self, messages, raise_errors, kwargs)
         try:
             native = call.start(messages, kwargs)
-            reserved = self._admit(native)
+            reserved = self._admit(native, call.req)
             with self._open_stream(native) as chunks:
                 for chunk in chunks:
                     for event in self._feed(call.acc, chunk):
@@ -208,13 +196,13 @@ class BaseLLMInterface(
             call.fail(exc)  # raises again what is no failure
         yield from call.done()
 
-    async def stream_async(
-        self, messages: Any, *, raise_errors: bool | None = None, **kwargs: Any
+    async def _events_async(
+        self, messages: Any, raise_errors: bool | None, kwargs: dict[str, Any]
     ) -> AsyncIterator[dict[str, Any]]:
         call = Streaming(self, messages, raise_errors, kwargs)
         try:
             native = call.start(messages, kwargs)
-            reserved = await self._admit_async(native)
+            reserved = await self._admit_async(native, call.req)
             async with self._open_stream_async(native) as chunks:
                 async for chunk in chunks:
                     for event in self._feed(call.acc, chunk):
@@ -247,24 +235,14 @@ class BaseLLMInterface(
         """Closes the SDK clients this interface built (a ``client=`` passed in is the
         caller's to close) and anything else it owns. Idempotent; calls after it raise.
 
-        An async client still bound to a running event loop is closed when that loop shuts
-        down; ``await aclose()`` closes it at once."""
-        _, aclient, loop, closer = self._take_owned()
-        if aclient is not None and closer is None and _running_loop() is None:
-            import asyncio
-
-            asyncio.run(self._aclose_quietly(aclient))  # built outside any loop: no sockets yet
-        self._release(loop, closer)
+        The async client of an event loop still running is closed when that loop shuts
+        down (calls in flight there finish first); ``await aclose()`` closes the running
+        loop's at once."""
+        self._close_owned()
 
     async def aclose(self) -> None:
         """As :meth:`close`, and the async client of the running loop is closed now."""
-        _, aclient, loop, closer = self._take_owned()
-        if aclient is not None and (closer is None or loop is _running_loop()):
-            if closer is not None:
-                closer.forget()
-                closer = None
-            await self._aclose_quietly(aclient)
-        self._release(loop, closer)
+        await self._aclose_owned()
 
     def __enter__(self: Self) -> Self:
         self._check_open()

@@ -34,7 +34,7 @@ class Calls(Host):
             req = None
             try:
                 req, native = llm._checked_request(messages, kwargs)
-                reserved = yield llm, "_admit", (native,), NO_KWARGS
+                reserved = yield llm, "_admit", (native, req), NO_KWARGS
                 raw = yield llm, "_call", (native,), NO_KWARGS
                 result = _names.restore_result(llm._map_response(raw), req.tool_names)
                 llm._settle(reserved, result)

@@ -15,7 +15,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from zerda.llm import _telemetry
-from zerda.llm.errors import InvalidRequestError, UnknownError, ZerdaError, error_result
+from zerda.llm.errors import (
+    AuthenticationError,
+    InvalidRequestError,
+    UnknownError,
+    ZerdaError,
+    error_result,
+)
 from zerda.llm.interface._host import Host
 
 if TYPE_CHECKING:
@@ -26,6 +32,80 @@ logger = logging.getLogger("zerda")
 # An SDK method's own refusal of a keyword it does not take (Python's TypeError for a
 # call with an unexpected keyword): the ``**native`` escape hatch reached a wall.
 _UNEXPECTED_KEYWORD = re.compile(r"got an unexpected keyword argument '([^']+)'")
+
+
+# Credentials the SDK looked for and did not find (no key, no profile, no ADC): what to set.
+# Matched by class, so that no SDK is imported here.
+_AWS_HINT = (
+    "AWS credentials were not found: set AWS_PROFILE (a profile that `aws configure` or "
+    "`aws sso login` wrote) or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or pass profile= "
+    "or aws_access_key_id= and aws_secret_access_key="
+)
+_GOOGLE_HINT = (
+    "Google credentials were not found: run `gcloud auth application-default login`, set "
+    "GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, or pass credentials="
+)
+_CREDENTIAL_HINTS = {
+    ("botocore.exceptions", "NoCredentialsError"): _AWS_HINT,
+    ("botocore.exceptions", "PartialCredentialsError"): _AWS_HINT,
+    ("botocore.exceptions", "ProfileNotFound"): _AWS_HINT,
+    ("google.auth.exceptions", "DefaultCredentialsError"): _GOOGLE_HINT,
+}
+
+
+def _missing_package(exc: BaseException) -> ZerdaError | None:
+    """A package an optional feature needs is not installed: the error names the extra that
+    installs it (read from zerda-llm's own metadata), never ``unknown``."""
+    if not isinstance(exc, ModuleNotFoundError) or not exc.name:
+        return None
+    extra, dist = _extra_installing(exc.name.partition(".")[0])
+    fix = f'pip install "zerda-llm[{extra}]"' if extra else f"pip install {dist}"
+    return InvalidRequestError(f"{exc.name!r} is not installed, and this call needs it: {fix}")
+
+
+def _extra_installing(module: str) -> tuple[str | None, str]:
+    """(the zerda-llm extra that requires the distribution providing ``module``, or None;
+    that distribution's name, where the environment knows it, else the module's)."""
+    import importlib.metadata as md  # on this error path only
+
+    try:
+        owners = md.packages_distributions().get(module) or [module]
+        requirements = md.requires("zerda-llm") or []
+    except Exception:  # noqa: BLE001 - metadata unreadable: the plain pip hint
+        return None, module
+    names = {_normal(o) for o in owners}
+    extras = []
+    for text in requirements:
+        name = _normal(re.split(r"[\s\[<>=!~;]", text, maxsplit=1)[0])
+        extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)['\"]", text)
+        if name in names and extra:
+            extras.append(extra.group(1))
+    # The extra of the feature itself, not one that bundles several (all, demo) or the dev tools.
+    own = [e for e in extras if e not in ("all", "demo", "dev")]
+    return (own or extras or [None])[0], owners[0]
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _with_credentials_hint(err: ZerdaError, exc: BaseException) -> ZerdaError:
+    """``err`` as an ``authentication`` error that says what to set, when ``exc`` is an SDK's
+    "no credentials" (which no wire maps, or maps without the hint)."""
+    hint = next(
+        (
+            _CREDENTIAL_HINTS[(k.__module__, k.__name__)]
+            for k in type(exc).__mro__
+            if (k.__module__, k.__name__) in _CREDENTIAL_HINTS
+        ),
+        None,
+    )
+    if hint is None:
+        return err
+    if not isinstance(err, AuthenticationError):
+        err = AuthenticationError(err.message, provider=err.provider)
+    err.message = f"{err.message} ({hint})"
+    return err
 
 
 class Failures(Host):
@@ -46,8 +126,10 @@ class Failures(Host):
             err = (
                 mapped
                 or _refused_argument(exc)
+                or _missing_package(exc)
                 or UnknownError(f"{type(exc).__name__}: {exc}", provider=self.provider)
             )
+            err = _with_credentials_hint(err, exc)
         if err.provider is None:
             err.provider = self.provider
         err.message = self._redact(err.message)
@@ -124,7 +206,8 @@ def _refused_argument(exc: BaseException) -> ZerdaError | None:
         return None
     return InvalidRequestError(
         f"the SDK call refuses the argument {match.group(1)!r} ({exc}); extra keyword "
-        "arguments go to it unchanged, so only names it takes can be passed"
+        "arguments go to it unchanged, so only names it takes can be passed",
+        capability=True,  # another row's SDK may take it: a fallback moves on
     )
 
 

@@ -53,8 +53,20 @@ def canonical_name(provider: str) -> str:
     name = ALIASES.get(key, key)
     if name not in REGISTRY:
         known = ", ".join(sorted([*REGISTRY, *ALIASES]))
-        raise ValueError(f"unknown provider {provider!r} (known: {known})")
+        raise ValueError(f"unknown provider {provider!r}{_suggestion(provider)} (known: {known})")
     return name
+
+
+def _suggestion(provider: str) -> str:
+    """``; did you mean ...?`` for a misspelt name (``antropic``) or LiteLLM's
+    ``provider/model`` form (``openai/gpt-4o-mini``); empty when nothing is close."""
+    head, slash, model = provider.partition("/")
+    if slash and head.lower() in (*REGISTRY, *ALIASES):
+        return f"; did you mean {head + ':' + model!r}? Zerda writes provider:model"
+    import difflib  # only on this error path: not at import time
+
+    close = difflib.get_close_matches(provider.lower(), [*REGISTRY, *ALIASES], n=1, cutoff=0.75)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def get(provider: str) -> ProviderSpec:

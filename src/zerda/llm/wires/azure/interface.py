@@ -24,6 +24,17 @@ from zerda.llm.wires.openai_responses.interface import OpenAIResponsesInterface
 _TOKEN_OPTIONS = ("azure_ad_token_provider", "azure_ad_token")
 
 
+def _check_endpoint(kwargs: dict[str, Any]) -> None:
+    """An Azure interface needs its resource's endpoint: without one the SDK refuses to build
+    its client at the first call, which would come back as an ``unknown`` error then."""
+    given = kwargs.get("client") or kwargs.get("azure_endpoint") or kwargs.get("base_url")
+    if not (given or os.environ.get("AZURE_OPENAI_ENDPOINT")):
+        raise ValueError(
+            "Azure OpenAI needs the resource's endpoint: pass azure_endpoint="
+            "'https://<resource>.openai.azure.com' or set AZURE_OPENAI_ENDPOINT"
+        )
+
+
 class _AzureClient:
     """The Azure client classes and credentials, shared by both rows' interfaces."""
 
@@ -33,6 +44,7 @@ class _AzureClient:
 
     @staticmethod
     def _azure_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
+        _check_endpoint(kwargs)
         # The SDK reads OPENAI_API_VERSION when api_version is not given; the row's default
         # version (applied by the base) must not hide it.
         version = os.environ.get("OPENAI_API_VERSION")

@@ -1,5 +1,5 @@
-"""Anthropic's Messages wire on MockLLMServer: ``/v1/messages``, Message Batches, its error
-bodies and ``request-id``."""
+"""Anthropic's Messages wire on MockLLMServer: ``/v1/messages``, ``/v1/messages/count_tokens``,
+Message Batches, its error bodies and ``request-id``."""
 
 from __future__ import annotations
 
@@ -25,9 +25,12 @@ WIRE = MockWire(
     routes=(re.compile(r"/v1/messages"),),
     renderer=f"{__name__}.render",
     validator=f"{__name__}.validate",
+    view=f"{__name__}.view",  # how a model reads a request (answer_like_a_model)
     contract=CONTRACT,
     batch_paths=re.compile(r"/v1/messages/batches(/[^/]+(/results|/cancel)?)?"),
     batches=f"{__name__}.batches",
+    # https://docs.anthropic.com/en/api/messages-count-tokens
+    count_paths=re.compile(r"/v1/messages/count_tokens"),
     unknown_path=_unknown_path,
     # https://docs.anthropic.com/en/api/errors#request-id
     request_id_headers=("request-id",),

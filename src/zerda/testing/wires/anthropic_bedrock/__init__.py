@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from zerda.testing._wire import MockWire
+from zerda.testing.wires import anthropic
 from zerda.testing.wires.anthropic_bedrock.contract import CONTRACT
 
 
@@ -24,6 +25,7 @@ WIRE = MockWire(
     routes=(re.compile(r"/model/[^/]+/invoke(-with-response-stream)?"),),
     renderer=f"{__name__}.render",
     validator=f"{__name__}.validate",
+    view=anthropic.WIRE.view,  # the Messages API's bodies inside InvokeModel
     contract=CONTRACT,
     client_options=_options,
     sdk_client_kwargs=_options,

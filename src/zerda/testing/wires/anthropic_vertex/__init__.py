@@ -30,6 +30,12 @@ WIRE = MockWire(
     ),
     renderer=anthropic.WIRE.renderer,  # the Messages API's bodies, streams and errors
     validator=f"{__name__}.validate",
+    view=anthropic.WIRE.view,  # the Messages API's bodies
+    # Token counting: one publisher path for every model, the model in the body
+    # (the SDK's AnthropicVertex routes /v1/messages/count_tokens there).
+    count_paths=re.compile(
+        r"(/v1)?/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/count-tokens:rawPredict"
+    ),
     contract=CONTRACT,
     client_options=_options,
     sdk_client_kwargs=_options,

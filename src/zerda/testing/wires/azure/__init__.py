@@ -22,6 +22,7 @@ WIRE = MockWire(
     routes=(re.compile(r"/openai/deployments/[^/]+/chat/completions"),),
     renderer=openai.WIRE.renderer,  # OpenAI's bodies, streams and errors
     validator=f"{__name__}.validate",
+    view=openai.WIRE.view,  # Chat Completions bodies, as OpenAI's
     contract=CONTRACT,
     client_options=azure_options,
     sdk_client_kwargs=azure_options,

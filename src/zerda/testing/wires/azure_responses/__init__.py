@@ -14,6 +14,7 @@ WIRE = MockWire(
     routes=(re.compile(r"/openai/responses"),),
     renderer=openai_responses.WIRE.renderer,  # the Responses API's bodies, streams and errors
     validator=f"{__name__}.validate",
+    view=openai_responses.WIRE.view,  # the Responses API's bodies
     contract=CONTRACT,
     client_options=azure_options,
     sdk_client_kwargs=azure_options,

@@ -33,8 +33,11 @@ def _sdk_client_kwargs(base: str) -> dict[str, Any]:
 
 WIRE = MockWire(
     routes=(re.compile(r"/model/[^/]+/converse(-stream)?"),),
+    # https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CountTokens.html
+    count_paths=re.compile(r"/model/[^/]+/count-tokens"),
     renderer=f"{__name__}.render",
     validator=f"{__name__}.validate",
+    view=f"{__name__}.view",  # how a model reads a request (answer_like_a_model)
     contract=CONTRACT,
     client_options=_client_options,
     sdk_client_kwargs=_sdk_client_kwargs,

@@ -18,8 +18,11 @@ WIRE = MockWire(
     routes=(re.compile(r"/v1(beta|alpha)?/models/[^/:]+:(generateContent|streamGenerateContent)"),),
     renderer=f"{__name__}.render",
     validator=f"{__name__}.validate",
+    view=f"{__name__}.view",  # how a model reads a request (answer_like_a_model)
     contract=CONTRACT,
     sdk_client_kwargs=_sdk_client_kwargs,
+    # https://ai.google.dev/api/tokens#method:-models.counttokens
+    count_paths=re.compile(r"/v1(beta|alpha)?/models/[^/:]+:countTokens"),
     batch_paths=re.compile(
         r"/v1(beta|alpha)?/(models/[^/:]+:batchGenerateContent|batches(/[^/:]+(:cancel)?)?"
         r"|files/[^/:]+(:download)?)|/(upload|download)/v1(beta|alpha)?/files(/[^/:]+:download)?"

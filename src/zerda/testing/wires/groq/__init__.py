@@ -20,6 +20,7 @@ WIRE = MockWire(
     routes=(re.compile(r"/openai/v1/chat/completions"),),
     renderer=f"{__name__}.render",
     validator=f"{__name__}.validate",
+    view=openai.WIRE.view,  # Chat Completions bodies, as OpenAI's
     contract=CONTRACT,
     # https://console.groq.com/docs/batch: OpenAI's files and batches API, under /openai.
     batch_paths=re.compile("/openai" + openai.BATCH_PATHS),

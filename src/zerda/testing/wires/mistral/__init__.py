@@ -7,6 +7,7 @@ import re
 import uuid
 
 from zerda.testing._wire import MockWire
+from zerda.testing.wires import openai
 from zerda.testing.wires.mistral.contract import CONTRACT
 
 
@@ -22,6 +23,7 @@ WIRE = MockWire(
     routes=(re.compile(r"/v1/chat/completions"),),
     renderer=f"{__name__}.render",
     validator=f"{__name__}.validate",
+    view=openai.WIRE.view,  # Chat Completions bodies (its "any" read as "required")
     contract=CONTRACT,
     sdk_client_kwargs=_sdk_client_kwargs,
     batch_paths=re.compile(r"/v1/(files(/[^/]+(/content)?)?|batch/jobs(/[^/]+(/cancel)?)?)"),

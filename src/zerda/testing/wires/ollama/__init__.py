@@ -27,6 +27,7 @@ WIRE = MockWire(
     routes=(re.compile(r"/api/chat"), re.compile(r"/v1/chat/completions")),
     renderer=f"{__name__}.render",
     validator=f"{__name__}.validate",
+    view=f"{__name__}.view",  # how a model reads a request (answer_like_a_model)
     contract=CONTRACT,
     client_options=_client_options,
     sdk_client_kwargs=_sdk_client_kwargs,

@@ -40,6 +40,7 @@ WIRE = MockWire(
     routes=(re.compile(r"/v1/chat/completions"), re.compile(r"/v1/responses")),
     renderer=f"{__name__}.render",
     validator=f"{__name__}.validate",
+    view=f"{__name__}.view",  # how a model reads a request (answer_like_a_model)
     contract=CONTRACT,
     # The SDK appends /chat/completions (or /responses) to a base URL that ends in /v1.
     base_path="/v1",

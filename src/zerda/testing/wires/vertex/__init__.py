@@ -36,6 +36,11 @@ WIRE = MockWire(
     ),
     renderer=gemini.WIRE.renderer,  # Gemini's bodies, streams and errors
     validator=f"{__name__}.validate",
+    view=gemini.WIRE.view,  # Gemini's bodies
+    # https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/count-tokens
+    count_paths=re.compile(
+        r"/v1(beta1)?/projects/[^/]+/locations/[^/]+/publishers/google/models/[^/:]+:countTokens"
+    ),
     contract=CONTRACT,
     client_options=_options,
     sdk_client_kwargs=_sdk_client_kwargs,
