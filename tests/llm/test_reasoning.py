@@ -402,12 +402,27 @@ def test_refusal_raises_with_raise_errors(server: MockLLMServer) -> None:
         llm.generate("hi", tools=TOOLS, tool_choice="required", reasoning="high")
 
 
-def test_adaptive_thinking_allows_a_forced_tool_choice() -> None:
-    """Adaptive thinking takes a forced tool_choice (a recorded claude-opus-4-6 exchange
-    did so with a 200); only budget thinking is refused."""
+def test_adaptive_thinking_allows_a_forced_tool_choice_for_the_models_the_row_names() -> None:
+    """Adaptive thinking takes a forced tool_choice where the row's pattern names the model
+    (a recorded claude-opus-4-6 exchange did so with a 200); elsewhere it is refused."""
     reasoning = check_reasoning("high")
-    plan = plan_reasoning("anthropic", "claude-opus-4-6", reasoning, forced_tool_choice=True)
+    takes = r"claude-opus-4-6"
+    plan = plan_reasoning(
+        "anthropic",
+        "claude-opus-4-6",
+        reasoning,
+        forced_tool_choice=True,
+        forced_with_adaptive=takes,
+    )
     assert plan is not None and plan.effort == "high"
+    with pytest.raises(errors.InvalidRequestError, match="forces tool use"):
+        plan_reasoning(
+            "anthropic",
+            "claude-sonnet-4-6",
+            reasoning,
+            forced_tool_choice=True,
+            forced_with_adaptive=takes,
+        )
 
 
 # --- results and streams -------------------------------------------------------------------

@@ -81,12 +81,26 @@ def test_adaptive_thinking_with_a_forced_tool_is_refused_on_bedrock(
     assert server.requests == []
 
 
+@pytest.mark.parametrize("choice", ["required", "get_weather"])
 @pytest.mark.parametrize("provider", API_ROWS)
-def test_adaptive_thinking_with_a_forced_tool_is_sent_to_anthropics_api(
+def test_adaptive_thinking_with_a_forced_tool_is_refused_on_anthropics_api_but_for_opus_4_6(
+    server: MockLLMServer, provider: str, choice: str
+) -> None:
+    result = make(server, provider).generate(
+        "Weather?", tools=TOOLS, tool_choice=choice, reasoning="high"
+    )
+    where = f"anthropic {SONNET[provider]} (Opus / Sonnet 4.6 (adaptive))"
+    assert result["error"]["type"] == "invalid_request"
+    assert result["error"]["message"] == SAYS.format(where=where)
+    assert server.requests == []
+
+
+@pytest.mark.parametrize("provider", API_ROWS)
+def test_adaptive_thinking_with_a_forced_tool_is_sent_for_opus_4_6(
     server: MockLLMServer, provider: str
 ) -> None:
     server.enqueue(provider, tool_calls=[{"name": "get_weather", "arguments": {}}])
-    result = make(server, provider).generate(
+    result = make(server, provider, "claude-opus-4-6").generate(
         "Weather?", tools=TOOLS, tool_choice="required", reasoning="high"
     )
     assert result["stop_reason"] == "tool_use"
@@ -178,8 +192,12 @@ def test_the_mock_refuses_budget_thinking_with_a_forced_tool(
         "request_id": caught.value.response.headers["request-id"],
     }
     assert server.last_request(provider).rejected_by == "thinking_allows_tool_choice"
-    answer = _create(client, SONNET[provider], ADAPTIVE)  # recorded: answered
+    answer = _create(client, "claude-opus-4-6", ADAPTIVE)  # recorded: answered
     assert answer.content[0].type == "tool_use"
+    server.enqueue(provider, text="never served")
+    with pytest.raises(anthropic.BadRequestError):
+        _create(client, SONNET[provider], ADAPTIVE)  # the other models: refused alike
+    assert server.last_request(provider).rejected_by == "thinking_allows_tool_choice"
 
 
 def test_the_mock_refuses_adaptive_thinking_with_a_forced_tool_on_bedrock(

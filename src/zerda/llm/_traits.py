@@ -75,11 +75,15 @@ class Traits:
       Groq's; ``anthropic``: Message Batches; ``mistral``: a file + /v1/batch/jobs;
       ``gemini``: batchGenerateContent, inline or from a file; ``bedrock``: a model
       invocation job on S3); None: ``batch`` is refused before anything is sent.
-    - ``forced_tool_with_adaptive``: a forced tool_choice may go with Claude's adaptive
-      thinking (Anthropic's API: recorded claude-opus-4-6 exchanges with ``tool_choice``
-      ``any`` and adaptive thinking answered 200). False where the platform refuses it too
-      (Claude on Bedrock, https://github.com/can1357/oh-my-pi/issues/341). Budget thinking
-      with a forced tool_choice is refused everywhere (the family's ``forced_tool_choice``).
+    - ``forced_tool_with_adaptive``: the models (a regular expression) whose adaptive
+      thinking takes a forced tool_choice; "" for none. Anthropic's API answers it for
+      claude-opus-4-6 (recorded exchanges with ``tool_choice`` ``any`` and adaptive thinking
+      got 200; pydantic-ai's test_anthropic_opus_46_adaptive_thinking_accepts_tool_output)
+      and refuses it for the others, as for budget thinking (400 "Thinking may not be enabled
+      when tool_choice forces tool use", https://github.com/Alcova-AI/adk-anthropic-go/pull/23);
+      Bedrock refuses it for every Claude 4.6 (https://github.com/can1357/oh-my-pi/issues/341).
+      Budget thinking with a forced tool_choice is refused everywhere (the family's
+      ``forced_tool_choice``).
     - ``reasoning_echo``: the assistant-message field in which the API needs a turn's
       reasoning text back (DeepSeek's thinking mode with tools: ``reasoning_content``); the
       text is kept in ``provider_data[<row>]`` under that name and sent back to that row
@@ -111,7 +115,7 @@ class Traits:
     batch: str | None = None
     count_tokens: str | None = None
     reasoning_echo: str | None = None
-    forced_tool_with_adaptive: bool = True
+    forced_tool_with_adaptive: str = ""
 
 
 class Row(Protocol):

@@ -13,6 +13,7 @@ native fields (their ``_map_reasoning``); nothing else about reasoning is decide
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,12 +119,12 @@ def plan_reasoning(
     *,
     max_tokens: int | None = None,
     forced_tool_choice: bool = False,
-    forced_with_adaptive: bool = True,
+    forced_with_adaptive: str = "",
 ) -> Plan | None:
     """The checked :class:`Plan` for ``reasoning`` on ``model``; None when nothing is to be
     sent. Refuses what the family does not take, naming the rule and what it accepts;
-    ``forced_with_adaptive=False``: the row refuses a forced tool_choice with adaptive
-    thinking too (the row's ``forced_tool_with_adaptive``)."""
+    ``forced_with_adaptive``: the models whose adaptive thinking takes a forced tool_choice
+    (the row's ``forced_tool_with_adaptive`` pattern; "" for none)."""
     if reasoning is None:
         return None
     if mode is None:
@@ -143,7 +144,7 @@ def plan_reasoning(
             f"reasoning: the thinking budget ({budget} tokens) must be below max_tokens "
             f"({max_tokens}); raise max_tokens or lower the effort"
         )
-    if forced_tool_choice and _refuses_forced(family, budget, forced_with_adaptive):
+    if forced_tool_choice and _refuses_forced(family, budget, forced_with_adaptive, model):
         raise InvalidRequestError(_FORCED.format(shown=_shown(reasoning), where=where))
     summary = reasoning.summary is not False
     return Plan(family, True, effort=effort, budget=budget, summary=summary)
@@ -162,12 +163,13 @@ _FORCED = (
 )
 
 
-def _refuses_forced(family: Family, budget: int | None, forced_with_adaptive: bool) -> bool:
+def _refuses_forced(family: Family, budget: int | None, adaptive_takes: str, model: str) -> bool:
     """Whether the family's thinking refuses a forced tool_choice: budget thinking where
-    the family says so, adaptive thinking too where the row says so."""
+    the family says so, adaptive thinking too but for the models the row names
+    (``adaptive_takes``, its ``forced_tool_with_adaptive`` pattern)."""
     if family.forced_tool_choice:
         return False
-    return budget is not None or not forced_with_adaptive
+    return budget is not None or not (adaptive_takes and re.search(adaptive_takes, model))
 
 
 def _plan_off(family: Family, where: str) -> Plan | None:

@@ -35,8 +35,8 @@ class Family:
     (None: nothing to send, the model does not reason unless asked; ``REFUSE``: it cannot be
     turned off). ``reasons=False`` marks a family known not to reason, where asking would
     get a 400. ``forced_tool_choice=False``: the provider refuses this family's budget
-    thinking with a forced tool_choice, and its adaptive thinking too on a row whose
-    ``forced_tool_with_adaptive`` is False (Claude on Bedrock; Anthropic's API takes it)."""
+    thinking with a forced tool_choice, and its adaptive thinking too but for the models the
+    row's ``forced_tool_with_adaptive`` pattern names (Anthropic's API: claude-opus-4-6)."""
 
     name: str
     pattern: str  # searched in the lower-cased model id; "" matches any model

@@ -218,6 +218,9 @@ _ANTHROPIC = ProviderSpec(
     price_provider="anthropic",
     profile_providers=("anthropic",),
     traits=Traits(
+        # Adaptive thinking with a forced tool_choice: answered for claude-opus-4-6 (recorded
+        # exchanges, 200 and the forced call), refused for the others (Traits' docstring).
+        forced_tool_with_adaptive=r"claude-opus-4-6",
         tool_id="anthropic",
         # https://docs.anthropic.com/en/docs/build-with-claude/vision, /pdf-support:
         # image and document blocks (base64 or URL sources), also inside tool_result.
@@ -320,8 +323,8 @@ _BEDROCK = ProviderSpec(
         # https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CountTokens.html
         count_tokens="bedrock",
         # claude-sonnet-4-6 with adaptive thinking and a forced toolChoice: 400 "Thinking may
-        # not be enabled when tool_choice forces tool use" (https://github.com/can1357/oh-my-pi/issues/341).
-        forced_tool_with_adaptive=False,
+        # not be enabled when tool_choice forces tool use" (https://github.com/can1357/oh-my-pi/issues/341):
+        # no model's adaptive thinking takes one here (forced_tool_with_adaptive, the default "").
     ),
 )
 
@@ -623,9 +626,7 @@ _ANTHROPIC_BEDROCK = ProviderSpec(
     # Bedrock yet"): counts are estimated (the bedrock row counts through CountTokens).
     # Bedrock refuses adaptive thinking with a forced tool_choice too (the bedrock row's
     # forced_tool_with_adaptive: https://github.com/can1357/oh-my-pi/issues/341).
-    traits=replace(
-        _ANTHROPIC.traits, batch=None, count_tokens=None, forced_tool_with_adaptive=False
-    ),
+    traits=replace(_ANTHROPIC.traits, batch=None, count_tokens=None, forced_tool_with_adaptive=""),
 )
 _ANTHROPIC_VERTEX = ProviderSpec(
     name="anthropic-vertex",

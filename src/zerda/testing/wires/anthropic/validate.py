@@ -326,12 +326,23 @@ def thinking_allows_tool_choice(req: RecordedRequest) -> Rejection | None:
     (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#extended-thinking-with-tool-use;
     the answer is quoted in https://github.com/can1357/oh-my-pi/issues/341 and
     https://github.com/Alcova-AI/adk-anthropic-go/pull/23). Adaptive thinking with a forced
-    tool_choice is answered: recorded claude-opus-4-6 exchanges
+    tool_choice is refused alike (the same two reports), but for claude-opus-4-6: recorded
+    exchanges
     (anthropic/pydantic-ai__test_anthropic.test_anthropic_opus_46_adaptive_thinking_accepts_tool_output_unified__i00)
     got 200 and the forced tool call."""
-    if forces_tool_while_thinking(body_of(req), ("enabled",)):
+    body = body_of(req)
+    if forces_tool_while_thinking(body, ("enabled",)):
+        return invalid(THINKING_FORCED)
+    if forces_tool_while_thinking(body, ("adaptive",)) and not ADAPTIVE_TAKES_FORCED.search(
+        _model(req)
+    ):
         return invalid(THINKING_FORCED)
     return None
+
+
+# The models whose adaptive thinking takes a forced tool_choice on the Messages API (the
+# library's anthropic row says the same: Traits.forced_tool_with_adaptive).
+ADAPTIVE_TAKES_FORCED = re.compile(r"claude-opus-4-6")
 
 
 def _model(req: RecordedRequest) -> str:

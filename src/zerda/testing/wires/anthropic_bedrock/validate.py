@@ -94,8 +94,10 @@ RULES: tuple[Rule, ...] = (
     signed,
     version_valid,
     no_path_keys_in_body,
-    *(_as_validation(r) for r in _MESSAGES_RULES),
+    # Bedrock's own answer first: the Messages rule below refuses the same request with
+    # the Messages API's wording
     adaptive_thinking_allows_tool_choice,
+    *(_as_validation(r) for r in _MESSAGES_RULES),
 )
 
 
