@@ -126,3 +126,17 @@ def test_the_blocker_refuses_what_the_extra_does_not_install() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 1
     assert "ModuleNotFoundError: No module named 'anthropic'" in out.stderr
+
+
+def test_the_demo_runs_with_only_the_demo_extra() -> None:
+    """`make demo` installs the demo extra alone (no dev tools): the demo needs nothing else."""
+    dists = requirement_closure("zerda-llm", {"demo"})
+    assert "pytest" not in dists and "mypy" not in dists
+    prelude = BLOCKER.format(allowed=sorted(allowed_modules(dists)))
+    code = (
+        prelude
+        + "import sys\nsys.argv = ['zerda', 'demo']\nfrom zerda._entry import main\nmain()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1].endswith("providers completed a tool-calling round trip")
