@@ -33,7 +33,7 @@ from zerda.llm._loop_drive import (
     last_result,
     last_result_async,
 )
-from zerda.llm._loop_state import Approver, RunState, loop_options
+from zerda.llm._loop_state import RunState, loop_options
 from zerda.llm._loop_tools import Answer, Indexed, Plan
 from zerda.llm.errors import OutputValidationError
 from zerda.llm.messages import tool_message as tool_result
@@ -210,53 +210,21 @@ def _answer_retry(
 # --- public API --------------------------------------------------------------------------------
 
 
-def _events(
-    llm: LLMLike,
-    messages: Any,
-    tools: Sequence[Any],
-    options: dict[str, Any],
-    kwargs: dict[str, Any],
-) -> tuple[LoopBody, bool]:
-    """The run's body and whether it resumes a paused run; every argument is checked
-    here, before anything is sent."""
-    state = RunState(messages, tools, loop_options(**options), kwargs)
-    return _body(llm, state), state.resumed
-
-
 def run(
     llm: LLMLike,
     messages: Any,
     *,
     tools: Sequence[Any] = (),
-    max_turns: int = 10,
-    on_tool_call: Approver | None = None,
-    output_retries: int = 0,
     stream: bool = False,
-    approve: Approver | None = None,
-    decisions: Mapping[Any, Any] | None = None,
-    tool_timeout: float | None = None,
-    budget: Mapping[str, float] | None = None,
-    stop_on: Sequence[str] = (),
-    final_answer: bool = False,
-    max_concurrency: int | None = None,
-    **kwargs: Any,
+    **arguments: Any,
 ) -> Any:
     """Runs the loop with ``llm.generate`` (``llm.stream`` when ``stream``); see the module
-    docstring and docs/loop.md. Returns the run's result, or with ``stream=True`` an
-    iterator over its events."""
-    options = dict(
-        max_turns=max_turns,
-        on_tool_call=on_tool_call,
-        output_retries=output_retries,
-        approve=approve,
-        decisions=decisions,
-        tool_timeout=tool_timeout,
-        budget=budget,
-        stop_on=stop_on,
-        final_answer=final_answer,
-        max_concurrency=max_concurrency,
-    )
-    body, resumed = _events(llm, messages, tools, options, kwargs)
+    docstring and docs/loop.md. The loop's own arguments (``max_turns``, ``approve``,
+    ``decisions``, ``tool_timeout``, ``budget``, ``stop_on``, ``final_answer``,
+    ``max_concurrency``, ``on_tool_call``, ``output_retries``: :data:`_DEFAULTS`) are taken
+    out of ``arguments``; the others go to each turn's call. Returns the run's result, or with
+    ``stream=True`` an iterator over its events."""
+    body, resumed = _start(llm, messages, tools, arguments)
     events = drive_events(body, llm, stream, resumed)
     return events if stream else last_result(events)
 
@@ -266,37 +234,27 @@ async def run_async(
     messages: Any,
     *,
     tools: Sequence[Any] = (),
-    max_turns: int = 10,
-    on_tool_call: Approver | None = None,
-    output_retries: int = 0,
     stream: bool = False,
-    approve: Approver | None = None,
-    decisions: Mapping[Any, Any] | None = None,
-    tool_timeout: float | None = None,
-    budget: Mapping[str, float] | None = None,
-    stop_on: Sequence[str] = (),
-    final_answer: bool = False,
-    max_concurrency: int | None = None,
-    **kwargs: Any,
+    **arguments: Any,
 ) -> Any:
     """:func:`run` with ``generate_async`` / ``stream_async``; with ``stream=True`` the
     awaited value is an async iterator over the run's events (:func:`run_stream_async`
     gives it without the await)."""
-    options = dict(
-        max_turns=max_turns,
-        on_tool_call=on_tool_call,
-        output_retries=output_retries,
-        approve=approve,
-        decisions=decisions,
-        tool_timeout=tool_timeout,
-        budget=budget,
-        stop_on=stop_on,
-        final_answer=final_answer,
-        max_concurrency=max_concurrency,
-    )
-    body, resumed = _events(llm, messages, tools, options, kwargs)
+    body, resumed = _start(llm, messages, tools, arguments)
     events = drive_events_async(body, llm, stream, resumed)
     return events if stream else await last_result_async(events)
+
+
+def _start(
+    llm: LLMLike, messages: Any, tools: Sequence[Any], arguments: dict[str, Any]
+) -> tuple[LoopBody, bool]:
+    """The run's body and whether it resumes a paused run: the loop's own arguments
+    (checked, with their defaults) split from those each turn's call gets."""
+    kwargs = {k: v for k, v in arguments.items() if k not in _DEFAULTS}
+    options = {**_DEFAULTS, **{k: v for k, v in arguments.items() if k in _DEFAULTS}}
+    # every argument is checked here, before anything is sent
+    state = RunState(messages, tools, loop_options(**options), kwargs)
+    return _body(llm, state), state.resumed
 
 
 def run_stream(llm: LLMLike, messages: Any, **arguments: Any) -> Iterator[Event]:
@@ -308,9 +266,8 @@ def run_stream(llm: LLMLike, messages: Any, **arguments: Any) -> Iterator[Event]
 def run_stream_async(llm: LLMLike, messages: Any, **arguments: Any) -> AsyncIterator[Event]:
     """``run_async(..., stream=True)`` without the await, for ``async for``: the arguments
     are checked when it is called, the run starts at the first event asked for."""
-    options = {k: arguments.pop(k) for k in list(arguments) if k in _DEFAULTS}
     tools = arguments.pop("tools", ())
-    body, resumed = _events(llm, messages, tools, {**_DEFAULTS, **options}, arguments)
+    body, resumed = _start(llm, messages, tools, arguments)
     return drive_events_async(body, llm, True, resumed)
 
 

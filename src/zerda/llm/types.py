@@ -16,6 +16,8 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from zerda.llm.errors import ErrorType
+
 if sys.version_info >= (3, 11):
     from typing import NotRequired, TypedDict
 else:  # pragma: no cover - Python 3.10: NotRequired came to typing in 3.11
@@ -73,18 +75,6 @@ StopReason = Literal[
     "other",
     "paused",
     "budget",
-]
-ErrorType = Literal[
-    "invalid_request",
-    "authentication",
-    "permission",
-    "not_found",
-    "rate_limit",
-    "timeout",
-    "connection",
-    "server",
-    "invalid_output",
-    "unknown",
 ]
 
 
