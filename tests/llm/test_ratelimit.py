@@ -18,8 +18,13 @@ from zerda.testing import MockLLMServer
 
 
 class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
+    """Monotonic and wall time that only the limiter's sleeps advance; ``limiter`` builds a
+    limiter of ``limiter_class`` on it."""
+
+    limiter_class: type[RateLimiter] = RateLimiter
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
         self.wall = 1_800_000_000.0
         self.slept: list[float] = []
 
@@ -32,7 +37,7 @@ class FakeClock:
         self.sleep(seconds)
 
     def limiter(self, rpm: float | None = None, tpm: float | None = None) -> RateLimiter:
-        return RateLimiter(
+        return self.limiter_class(
             rpm,
             tpm,
             clock=lambda: self.now,

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from tests.llm.test_ratelimit import FakeClock as BaseClock
 from tests.reliability._support import PROVIDERS, make_llm
 from zerda.llm import RateLimiter, base, create_interface
 from zerda.llm._estimate import estimate_input_tokens
@@ -32,33 +33,6 @@ from zerda.llm.errors import RateLimitError
 from zerda.testing import MockLLMServer
 
 # --- a fake clock -------------------------------------------------------------------------
-
-
-class FakeClock:
-    """Monotonic and wall time that only the limiter's sleeps advance."""
-
-    def __init__(self) -> None:
-        self.now = 5000.0
-        self.wall = 1_800_000_000.0  # 2027-01-15T08:00:00Z
-        self.slept: list[float] = []
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
-        self.wall += seconds
-
-    async def async_sleep(self, seconds: float) -> None:
-        self.sleep(seconds)
-
-    def limiter(self, rpm: float | None = None, tpm: float | None = None) -> CountingLimiter:
-        return CountingLimiter(
-            rpm,
-            tpm,
-            clock=lambda: self.now,
-            wall=lambda: self.wall,
-            sleep=self.sleep,
-            async_sleep=self.async_sleep,
-        )
 
 
 class CountingLimiter(RateLimiter):
@@ -70,6 +44,20 @@ class CountingLimiter(RateLimiter):
         wait = super().reserve(tokens, **options)
         self.granted += 1
         return wait
+
+
+class FakeClock(BaseClock):
+    """The limiter tests' fake clock, building :class:`CountingLimiter`s."""
+
+    limiter_class = CountingLimiter
+
+    def __init__(self) -> None:
+        super().__init__(now=5000.0)
+
+    def limiter(self, rpm: float | None = None, tpm: float | None = None) -> CountingLimiter:
+        limiter = super().limiter(rpm, tpm)
+        assert isinstance(limiter, CountingLimiter)
+        return limiter
 
 
 @pytest.fixture
