@@ -84,7 +84,20 @@ def _mock_scenarios(provider: str) -> dict[str, dict[str, Any]]:
     if registry.get(provider).wire in ("openai-responses", "azure-responses"):
         # The mock's Responses renderer reads its script under the wire's own name.
         out["reasoning"] = {"tool_calls": _PARALLEL, "provider_data": _REASONING_ITEMS}
+    for kind in registry.get(provider).traits.hosted:
+        # The hosted-tool variant (DESIGN §18): what the provider ran and cited, in its
+        # native blocks, beside a call of ours; one scenario per hosted tool the row runs.
+        out[f"hosted-{kind}"] = {
+            "text": "Paris, per the summit page.",
+            "tool_calls": _PARALLEL[:1],
+            "server_tool_calls": [_HOSTED_CALL | {"type": kind}],
+            "citations": [_CITED],
+        }
     return out
+
+
+_HOSTED_CALL = {"input": {"query": "Paris weather"}, "output": "Weather - https://w.example/p"}
+_CITED = {"url": "https://w.example/p", "title": "Weather", "start": 0, "end": 5}
 
 
 # Hand-written outputs a provider could not be scripted to give (every id style at once).
@@ -108,11 +121,23 @@ _ALL_PROVIDER_DATA = {
     "anthropic": _THINKING,
     "bedrock": {"reasoning": [{"reasoningText": {"text": "", "signature": "c2lnbmF0dXJl"}}]},
 }
+_SERVER_CALLS = [
+    {
+        "id": "srvtoolu_01",
+        "type": "web_search",
+        "name": "web_search",
+        "input": {"query": "Paris weather"},
+        "output": "Weather - https://w.example/p",
+    },
+    {"id": None, "type": "other", "name": "advisor", "input": {}, "output": None},
+]
 HANDMADE: dict[str, dict[str, Any]] = {
     "foreign-ids": {"tool_calls": _FOREIGN},
     "id-less": {"tool_calls": _IDLESS},
     "refused-names": {"tool_calls": _REFUSED_NAMES},
     "every-provider-data": {"tool_calls": _IDLESS, "provider_data": _ALL_PROVIDER_DATA},
+    # A hosted-tool turn whose native blocks belong to no row: every row gets the text.
+    "hosted-foreign": {"tool_calls": _IDLESS, "server_tool_calls": _SERVER_CALLS},
 }
 
 

@@ -21,6 +21,7 @@ import pytest
 
 from zerda.testing import MockLLMServer
 from zerda.testing._validate import load_validator
+from zerda.testing.wires.anthropic import hosted_rules as _anthropic_tools
 
 KEYS = {"authorization": "Bearer k", "x-api-key": "k", "x-goog-api-key": "k"}
 KEYS["anthropic-version"] = "2023-06-01"  # every Anthropic SDK sends it (versioning page)
@@ -104,6 +105,18 @@ def _b_image(fmt: str, data: str = PNG) -> dict[str, Any]:
 def _a_image(media_type: str, data: str = PNG) -> dict[str, Any]:
     source = {"type": "base64", "media_type": media_type, "data": data}
     return {"role": "user", "content": [{"type": "image", "source": source}]}
+
+
+# The tool types api.anthropic.com takes, as its answer lists them (a request naming no
+# beta is given those taken with one).
+ANTHROPIC_TOOL_TAGS = ", ".join(
+    f"'{t}'"
+    for t in sorted(
+        _anthropic_tools.CLIENT_TOOLS
+        | _anthropic_tools.API_SERVER_TOOLS
+        | set(_anthropic_tools.API_BETA_TOOLS)
+    )
+)
 
 
 def _a(messages: list[Any], **extra: Any) -> dict[str, Any]:
@@ -380,6 +393,17 @@ CASES: list[Case] = [
      {"message": "1 validation error detected: Value at 'toolConfig.tools.1.member.toolSpec.name' "
                  "failed to satisfy constraint: Member must have length less than or equal to 64"},
      "tool_names_valid"),
+    ("bedrock-system-tool-without-name", NOVA,
+     {"messages": [B_USER], "toolConfig": {"tools": [{"systemTool": {}}]}}, None, 400,
+     {"message": "1 validation error detected: Value null at "
+                 "'toolConfig.tools.1.member.systemTool.name' failed to satisfy constraint: "
+                 "Member must not be null"}, "system_tools_valid"),
+    ("bedrock-system-tool-bad-name", NOVA,
+     {"messages": [B_USER], "toolConfig": {"tools": [{"systemTool": {"name": "nova grounding"}}]}},
+     None, 400,
+     {"message": "1 validation error detected: Value at 'toolConfig.tools.1.member.systemTool.name' "
+                 "failed to satisfy constraint: Member must satisfy regular expression pattern: "
+                 "[a-zA-Z0-9_-]+"}, "system_tools_valid"),
     ("bedrock-bmp-image", BEDROCK, {"messages": [_b_image("bmp")]}, None, 400,
      {"message": "1 validation error detected: Value 'bmp' at 'messages.1.member.content.1.member"
                  ".image.format' failed to satisfy constraint: Member must satisfy enum value "
@@ -433,6 +457,18 @@ CASES: list[Case] = [
      {"contents": [{"role": "user", "parts": [{"inlineData": {"mimeType": "image/png",
                                                               "data": ""}}]}]}, None, 400,
      _google("Unable to submit request because it has an empty inlineData."), "inline_data_valid"),
+    # --- issue 31: built-in (hosted) tools, Gemini API (validate_hosted.py) ---
+    ("gemini-unknown-tool", GEMINI, {"contents": [G_USER], "tools": [{"webSearch": {}}]}, None,
+     400, _google("Invalid JSON payload received. Unknown name \"webSearch\" at 'tools[0]': "
+                  "Cannot find field."), "hosted_tools_known"),
+    ("gemini-search-exclude-domains", GEMINI,
+     {"contents": [G_USER], "tools": [{"googleSearch": {"excludeDomains": ["a.com"]}}]}, None,
+     400, _google("Invalid JSON payload received. Unknown name \"excludeDomains\" at "
+                  "'tools[0].google_search': Cannot find field."), "hosted_tools_known"),
+    ("gemini-file-search-without-stores", GEMINI,
+     {"contents": [G_USER], "tools": [{"fileSearch": {"topK": 3}}]}, None, 400,
+     _google("* GenerateContentRequest.tools[0].file_search.file_search_store_names: "
+             "file_search_store_names is not specified\n"), "file_search_stores_given"),
     # --- issue 33: parameter ranges and limits ---
     ("openai-max-tokens-over-model", OPENAI,
      {"model": "gpt-4o", "messages": [USER], "max_tokens": 20480}, None, 400,
@@ -460,6 +496,45 @@ CASES: list[Case] = [
      {"error": {"message": "'messages.1' : for 'role:user' the following must be satisfied[("
                            "'messages.1' : property 'timestamp' is unsupported)]",
                 "type": "invalid_request_error", "code": None}}, "message_fields_known"),
+    # --- hosted tools on Chat Completions (issue 31) ---
+    ("openai-builtin-tool-type", OPENAI,
+     {"model": "m", "messages": [USER], "tools": [{"type": "browser_search"}]}, None, 400,
+     _oa("Invalid value: 'browser_search'. Supported values are: 'function' and 'custom'.",
+         "tools[0].type", "invalid_value"), "tool_types_known"),
+    ("openai-web-search-options-not-search-model", OPENAI,
+     {"model": "gpt-4o", "messages": [USER], "web_search_options": {}}, None, 400,
+     _oa("Web search options not supported with this model.", "web_search_options"),
+     "web_search_options_on_search_models"),
+    ("openai-web-search-context-size", OPENAI,
+     {"model": "gpt-4o-search-preview", "messages": [USER],
+      "web_search_options": {"search_context_size": "huge"}}, None, 400,
+     _oa("Invalid value: 'huge'. Supported values are: 'low', 'medium', and 'high'.",
+         "web_search_options.search_context_size", "invalid_value"),
+     "web_search_options_valid"),
+    ("openai-web-search-location-type", OPENAI,
+     {"model": "gpt-5-search-api", "messages": [USER],
+      "web_search_options": {"user_location": {"type": "exact", "approximate": {}}}}, None, 400,
+     _oa("Invalid value: 'exact'. Supported values are: 'approximate'.",
+         "web_search_options.user_location.type", "invalid_value"),
+     "web_search_options_valid"),
+    ("openai-web-search-location-missing", OPENAI,
+     {"model": "gpt-5-search-api", "messages": [USER],
+      "web_search_options": {"user_location": {"type": "approximate"}}}, None, 400,
+     _oa("Missing required parameter: 'web_search_options.user_location.approximate'.",
+         "web_search_options.user_location.approximate", "missing_required_parameter"),
+     "web_search_options_valid"),
+    ("groq-unknown-tool-type", GROQ,
+     {"model": "m", "messages": [USER], "tools": [{"type": "web_search"}]}, None, 400,
+     {"error": {"message": "'tools.0.type' : value must be one of ['function', "
+                           "'browser_search', 'code_interpreter'], got 'web_search'",
+                "type": "invalid_request_error", "code": None}}, "tool_types_known"),
+    ("groq-unknown-compound-tool", GROQ,
+     {"model": "groq/compound", "messages": [USER],
+      "compound_custom": {"tools": {"enabled_tools": ["web_search", "browser"]}}}, None, 400,
+     {"error": {"message": "'compound_custom.tools.enabled_tools.1' : value must be one of "
+                           "['web_search', 'visit_website', 'browser_automation', "
+                           "'code_interpreter', 'wolfram_alpha'], got 'browser'",
+                "type": "invalid_request_error", "code": None}}, "compound_tools_known"),
     ("anthropic-no-version-header", ANTHROPIC, _a([USER]), {"x-api-key": "k"}, 400,
      _anthropic("anthropic-version: header is required"), "version_header_present"),
     ("anthropic-max-tokens-over-model", ANTHROPIC,
@@ -603,6 +678,30 @@ CASES: list[Case] = [
     ("anthropic-duplicate-tool-use-ids", ANTHROPIC,
      _a([USER, _a_use("toolu_1", "toolu_1")]), None, 400,
      _anthropic("messages.1.content.1: `tool_use` ids must be unique"), "tool_use_ids_unique"),
+    # --- issue 31: Anthropic's server tools (wires/anthropic/hosted_rules.py) ---
+    ("anthropic-unknown-server-tool", ANTHROPIC,
+     _a([USER], tools=[{"type": "web_search_20990101", "name": "web_search"}]), None, 400,
+     _anthropic("tools.0: Input tag 'web_search_20990101' found using 'type' does not match any "
+                f"of the expected tags: {ANTHROPIC_TOOL_TAGS}"), "tool_types_known"),
+    ("anthropic-server-tool-name", ANTHROPIC,
+     _a([USER], tools=[{"type": "web_search_20250305", "name": "search"}]), None, 400,
+     _anthropic("tools.0.web_search_20250305.name: Input should be 'web_search'"),
+     "server_tool_names_valid"),
+    ("anthropic-server-tool-both-domain-lists", ANTHROPIC,
+     _a([USER], tools=[{"type": "web_search_20250305", "name": "web_search",
+                        "allowed_domains": ["a.example"], "blocked_domains": ["b.example"]}]),
+     None, 400,
+     _anthropic("tools.0.web_search_20250305: Cannot specify both allowed_domains and "
+                "blocked_domains in the same request"), "server_tool_domains_valid"),
+    ("anthropic-server-tool-no-uses", ANTHROPIC,
+     _a([USER], tools=[{"type": "web_search_20250305", "name": "web_search", "max_uses": 0}]),
+     None, 400,
+     _anthropic("tools.0.web_search_20250305.max_uses: Input should be greater than or equal to 1"),
+     "server_tool_max_uses_valid"),
+    ("anthropic-mcp-servers-without-beta", ANTHROPIC,
+     _a([USER], mcp_servers=[{"type": "url", "url": "https://m.example", "name": "m"}]),
+     {**KEYS, "anthropic-beta": "context-1m-2025-08-07"}, 400,
+     _anthropic("mcp_servers: Extra inputs are not permitted"), "mcp_servers_valid"),
     ("bedrock-empty-content", BEDROCK, {"messages": [{"role": "user", "content": []}]}, None, 400,
      {"message": "The content field in the Message object at messages.0 is empty. Add a "
                  "ContentBlock object to the content field and try again."},
@@ -677,7 +776,14 @@ def _groq_case(case: Case) -> Case:
 
 # Groq applies every OpenAI rule but the key check (its own, above).
 # (OpenAI's model limits name OpenAI's models: Groq's rules leave them out.)
-NOT_ON_GROQ = ("api_key_present", "max_tokens_within_model")
+# Nor OpenAI's tool types and web_search_options: Groq has its own tools (issue 31).
+NOT_ON_GROQ = (
+    "api_key_present",
+    "max_tokens_within_model",
+    "tool_types_known",
+    "web_search_options_on_search_models",
+    "web_search_options_valid",
+)
 CASES += [_groq_case(c) for c in CASES if c[1] == OPENAI and c[6] not in NOT_ON_GROQ]
 
 # Bedrock's error code travels in x-amzn-ErrorType.

@@ -25,6 +25,7 @@ from zerda.llm._loop_tools import (
 from zerda.llm._request import normalize_tools
 from zerda.llm._tool_decorator import check_timeout
 from zerda.llm.errors import ZerdaError
+from zerda.llm.hosted import is_hosted
 from zerda.llm.usage import add_usage
 
 BUDGET_KEYS = ("tool_calls", "input_tokens", "output_tokens", "total_tokens", "cost")
@@ -283,10 +284,14 @@ def _history(messages: Any) -> list[Any]:
 
 
 def _unified(tools: Sequence[Any]) -> list[Any] | None:
+    """The tools each turn sends: functions in the unified shape, hosted tools (DESIGN §18)
+    as given, after them (generate checks them; the provider runs them)."""
     try:
-        return normalize_tools(tools)
+        unified = normalize_tools(tools)
     except ZerdaError:
         return list(tools)  # generate reports the problem in its usual error shape
+    hosted = [t for t in tools if is_hosted(t)] if isinstance(tools, (list, tuple)) else []
+    return [*(unified or ()), *hosted] or None
 
 
 def _check_stop_on(stop_on: frozenset[str], unified: list[Any] | None) -> None:

@@ -29,6 +29,7 @@ from zerda.llm import _telemetry
 from zerda.llm._loop_threads import Job, Outcome, ToolThreads
 from zerda.llm._tool_decorator import PAUSE, check_timeout, settings_of
 from zerda.llm.executable import ExecutableTool
+from zerda.llm.hosted import is_hosted
 from zerda.llm.messages import tool_message as tool_result
 
 logger = logging.getLogger("zerda")
@@ -123,7 +124,11 @@ def tool_table(tools: Sequence[Any], default_timeout: float | None) -> ToolTable
     """The table of ``tools`` (``run``'s list); a bad ``timeout`` or ``requires_approval``
     is a ValueError naming the tool."""
     registry = _registry(list(tools))
-    settings = [_dict_settings(i, t) for i, t in enumerate(tools) if isinstance(t, dict)]
+    settings = [
+        _dict_settings(i, t)
+        for i, t in enumerate(tools)
+        if isinstance(t, dict) and not is_hosted(t)
+    ]
     settings += [_executor_settings(name, fn) for name, fn in registry.items()]
     known = [s for s in settings if s is not None]
     return ToolTable(

@@ -19,6 +19,7 @@ from zerda.llm._schema_check import check_tool_schema
 from zerda.llm._schema_walk import bracket_bound, json_depth
 from zerda.llm.errors import InvalidRequestError
 from zerda.llm.executable import ExecutableTool
+from zerda.llm.hosted import check_hosted, is_hosted
 from zerda.llm.messages import (
     check_history,
     check_system,
@@ -73,6 +74,12 @@ class Request:
     # Names the row refuses were sent mapped (``_names``): the name sent -> the original,
     # for mapping the answer back. Empty when every name was sent as it is.
     tool_names: dict[str, str] = field(default_factory=dict)
+    # The hosted tools (DESIGN §18), checked, in the caller's order: {"type", ...options}.
+    hosted: tuple[dict[str, Any], ...] = ()
+    # An assistant turn of the history holds server_tool_calls: the base sends their
+    # readable text where the wire cannot take its own blocks back (DESIGN §18).
+    server_history: bool = False
+    include_raw: bool = False  # result["raw"]: the provider's body (DESIGN §18)
 
 
 # --- tools -----------------------------------------------------------------------------
@@ -157,13 +164,34 @@ def normalize_tools(tools: Sequence[Any] | None) -> list[dict[str, Any]] | None:
             tools = [t if isinstance(t, dict) else to_tool(t, i) for i, t in enumerate(tools)]
         except ValueError as exc:  # a function or model the schema builder refused
             raise InvalidRequestError(str(exc)) from exc
-    out = [_unwrap_tool(i, t) for i, t in enumerate(tools)]
+    # Hosted tools are checked by normalize_hosted; indices stay the caller's.
+    out = [_unwrap_tool(i, t) for i, t in enumerate(tools) if not is_hosted(t)]
+    if not out:
+        return None
     seen: set[str] = set()
     for i, t in enumerate(out):
         if t["name"] in seen:
             raise InvalidRequestError(f"tools[{i}]: duplicate tool name {t['name']!r}")
         seen.add(t["name"])
     return out
+
+
+def normalize_hosted(tools: Sequence[Any] | None) -> tuple[dict[str, Any], ...]:
+    """The hosted tools of ``tools`` (DESIGN §18), each checked (zerda.llm.hosted), in order."""
+    if not tools or isinstance(tools, (str, bytes, dict)) or not isinstance(tools, Sequence):
+        return ()
+    return tuple(check_hosted(i, t) for i, t in enumerate(tools) if is_hosted(t))
+
+
+def check_hosted_row(tools: Sequence[Any] | None, spec: ProviderSpec, model: str | None) -> None:
+    """The hosted tools against what the row (and this model) runs: capability refusals."""
+    from zerda.llm.hosted import check_for_row
+
+    if not isinstance(tools, (list, tuple)):
+        return  # prepare refuses what is not a list
+    for i, tool in enumerate(tools):
+        if is_hosted(tool):
+            check_for_row(i, check_hosted(i, tool), spec, model)
 
 
 def with_answer_tool(
@@ -450,6 +478,13 @@ def prepare(
             f"stop: {spec.name} has no stop sequences, so they cannot be honoured",
             capability=True,
         )
+    hosted = normalize_hosted(tools)
+    if tool_choice == "required" and hosted and not unified_tools:
+        # Forcing a hosted tool means something else on every API (or nothing): refused.
+        raise InvalidRequestError(
+            "tool_choice 'required' needs a function tool: the provider decides when to run "
+            "its hosted tools"
+        )
     choice = normalize_tool_choice(tool_choice, unified_tools)
     check_tool_choice(choice, parallel_tool_calls, spec)
     return Request(
@@ -465,6 +500,8 @@ def prepare(
         system_parts=system_parts,
         cache_tools=bool(cache and spec.traits.cache_points and unified_tools),
         output=output,
+        hosted=hosted,
+        server_history=history.has_server_calls,
     )
 
 

@@ -28,9 +28,9 @@ if TYPE_CHECKING:
     from zerda.llm._structured import OutputSpec, PartialParser
 
 Event = dict[str, Any]
-ResultBuilder = Callable[
-    [str | None, list[ToolCall], Any, Any, dict[str, Any] | None, str | None], dict[str, Any]
-]
+# Results.make_result: (content, calls, native stop, usage, provider_data, reasoning) and
+# the keywords server_tool_calls= and citations= (DESIGN §18).
+ResultBuilder = Callable[..., dict[str, Any]]
 
 
 @dataclass
@@ -58,6 +58,10 @@ class StreamAccumulator:
         self.native_stop: Any = None
         self.usage: dict[str, Any] | None = None
         self.provider_data: dict[str, Any] = {}
+        # What the provider ran and cited (DESIGN §18), in order.
+        self.server_calls: list[dict[str, Any]] = []
+        self.citations: list[dict[str, Any]] = []
+        self._chars = 0  # characters of text so far: citation offsets
         # Provider-specific state across chunks that is not a tool call (e.g. reasoning
         # blocks being assembled); a provider keys it by its own name.
         self.scratch: dict[str, Any] = {}
@@ -91,10 +95,28 @@ class StreamAccumulator:
                 self.provider, f"a text delta is not a string: {excerpt(delta)}"
             )
         self.text_parts.append(delta)
+        self._chars += len(delta)
         events: list[Event] = [{"type": "text", "text": delta}]
         if self._partial is not None and self._output is not None and self._output.mode == "native":
             events += self._partial.feed("".join(self.text_parts))  # the answer is the text
         return events
+
+    @property
+    def content_length(self) -> int:
+        """Characters of text so far (offsets of citations into ``content``)."""
+        return self._chars
+
+    def server_call(self, call: dict[str, Any]) -> list[Event]:
+        """A call the provider ran, complete (zerda.llm._server_tools.server_call's shape):
+        recorded for the result, and its ``server_tool_call`` event (the call under that
+        key, as a ``tool_call`` event holds its call: the call has a ``type`` of its own)."""
+        self.server_calls.append(call)
+        return [{"type": "server_tool_call", "server_tool_call": call}]
+
+    def citation(self, cited: dict[str, Any]) -> list[Event]:
+        """A citation over the text (zerda.llm._server_tools.citation's shape)."""
+        self.citations.append(cited)
+        return [{"type": "citation", "citation": cited}]
 
     def reasoning(self, delta: Any) -> list[Event]:
         """A piece of the reasoning text; the pieces joined are the result's reasoning."""
@@ -239,4 +261,6 @@ class StreamAccumulator:
             self.usage,
             self.provider_data or None,
             self.reasoning_text,
+            server_tool_calls=self.server_calls or None,
+            citations=self.citations or None,
         )

@@ -26,6 +26,32 @@ def frozen_map(mapping: Mapping[str, tuple[str, ...]]) -> Mapping[str, tuple[str
     return MappingProxyType(dict(mapping))
 
 
+# The hosted tools' unified types (DESIGN §18), in the order the docs list them; "native"
+# (a provider-shaped tool passed through unchanged) is accepted on every row besides them.
+HOSTED_TYPES = ("web_search", "web_fetch", "code_execution", "file_search", "mcp")
+
+
+@dataclass(frozen=True)
+class Hosted:
+    """One hosted tool a row runs (DESIGN §18): ``native`` is the native type (and version)
+    its wire sends, e.g. ``web_search_20250305``; ``options`` the unified options the row
+    honours (any other is refused before sending); ``models`` a regular expression searched
+    in the model name, of the models that run it ("" for every model of the row); ``doc``
+    the provider's reference."""
+
+    native: str
+    options: frozenset[str] = frozenset()
+    models: str = ""
+    doc: str = ""
+
+
+def frozen_hosted(mapping: Mapping[str, Hosted]) -> Mapping[str, Hosted]:
+    unknown = set(mapping) - set(HOSTED_TYPES)
+    if unknown:
+        raise ValueError(f"unknown hosted tool type(s) {sorted(unknown)}; known: {HOSTED_TYPES}")
+    return MappingProxyType(dict(mapping))
+
+
 @dataclass(frozen=True)
 class Media:
     """What one place of a request (user messages, or tool results) accepts.
@@ -88,6 +114,8 @@ class Traits:
       reasoning text back (DeepSeek's thinking mode with tools: ``reasoning_content``); the
       text is kept in ``provider_data[<row>]`` under that name and sent back to that row
       only. None: reasoning text is never sent back.
+    - ``hosted``: the hosted tools the row runs, by unified type (:class:`Hosted`: native
+      shape and version, options honoured, models, reference); empty: none (DESIGN §18).
     - ``count_tokens``: the counting endpoint ``llm.count_tokens`` calls, exact
       (``anthropic``: Messages ``count_tokens``; ``gemini``: ``countTokens``; ``bedrock``:
       ``CountTokens``; ``openai-responses``: ``/responses/input_tokens``); None: an
@@ -116,6 +144,7 @@ class Traits:
     count_tokens: str | None = None
     reasoning_echo: str | None = None
     forced_tool_with_adaptive: str = ""
+    hosted: Mapping[str, Hosted] = field(default_factory=lambda: frozen_hosted({}))
 
 
 class Row(Protocol):
@@ -131,4 +160,8 @@ class Row(Protocol):
     def rows_with(self, trait: str) -> tuple[str, ...]:
         """The names of the registry's rows whose ``trait`` is set, for refusals that say
         where a feature is."""
+        ...
+
+    def rows_hosting(self, kind: str) -> tuple[str, ...]:
+        """The names of the registry's rows that run the hosted tool ``kind``."""
         ...

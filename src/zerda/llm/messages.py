@@ -307,6 +307,13 @@ def _check_assistant(index: int, message: dict[str, Any]) -> dict[str, Any]:
         raise _fail(index, "'provider_data' must be a dict")
     if provider_data:
         out["provider_data"] = provider_data
+    server_calls = message.get("server_tool_calls")
+    if server_calls is not None and not (
+        isinstance(server_calls, list) and all(isinstance(c, dict) for c in server_calls)
+    ):
+        raise _fail(index, "'server_tool_calls' must be a list of dicts (a result's own)")
+    if server_calls:
+        out["server_tool_calls"] = server_calls
     return out
 
 
@@ -408,12 +415,13 @@ class History(list[dict[str, Any]]):
     the history's calls and results. A history of plain text and tool calls (an agent's
     usual one) thus skips the media, cache-point and system passes altogether."""
 
-    __slots__ = ("has_parts", "has_system", "names")
+    __slots__ = ("has_parts", "has_server_calls", "has_system", "names")
 
     def __init__(self) -> None:
         super().__init__()
         self.has_parts = False
         self.has_system = False
+        self.has_server_calls = False  # an assistant turn holds server_tool_calls
         self.names: list[str] = []
 
 
@@ -570,6 +578,8 @@ def _plain_object(value: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _plain_assistant(message: dict[str, Any], content: Any) -> dict[str, Any] | None:
+    if "server_tool_calls" in message:
+        return None  # a hosted tools' turn (DESIGN §18): the full check keeps and flags it
     calls = message.get("tool_calls") or []
     provider_data = message.get("provider_data")
     if type(calls) is not list or not (provider_data is None or type(provider_data) is dict):
@@ -662,6 +672,8 @@ def resolve_tool_ids(
             continue
         if pending:
             _end_turn(out, pending, pending_at, index, repair)
+        if role == "assistant" and "server_tool_calls" in message:
+            out.has_server_calls = True
         if role == "assistant" and message["tool_calls"]:
             pending, message = _pending_calls(index, message, used, make_id, names)
             pending_at = index

@@ -48,6 +48,8 @@ __all__ = [
     "RunEvent",
     "RunResult",
     "ServerToolCall",
+    "ServerToolCallEvent",
+    "CitationEvent",
     "StopReason",
     "StreamEvent",
     "SystemMessage",
@@ -159,6 +161,7 @@ class AssistantMessage(TypedDict):
     content: str | None
     tool_calls: NotRequired[list[ToolCall]]
     provider_data: NotRequired[dict[str, Any]]
+    server_tool_calls: NotRequired[list[ServerToolCall]]
 
 
 class ToolMessage(TypedDict):
@@ -287,13 +290,34 @@ class TurnEvent(TypedDict):
     index: int
 
 
+class ServerToolCallEvent(TypedDict):
+    """A call the provider ran, once complete (DESIGN §18)."""
+
+    type: Literal["server_tool_call"]
+    server_tool_call: ServerToolCall
+
+
+class CitationEvent(TypedDict):
+    """A citation over the text (DESIGN §18), as it arrives."""
+
+    type: Literal["citation"]
+    citation: Citation
+
+
 class DoneEvent(TypedDict):
     type: Literal["done"]
     result: Result
 
 
 StreamEvent = (
-    TextEvent | ReasoningEvent | ToolCallDeltaEvent | ToolCallEvent | PartialEvent | DoneEvent
+    TextEvent
+    | ReasoningEvent
+    | ToolCallDeltaEvent
+    | ToolCallEvent
+    | PartialEvent
+    | ServerToolCallEvent
+    | CitationEvent
+    | DoneEvent
 )
 # What a streamed run yields: every turn's events, tool results and turn markers.
 RunEvent = StreamEvent | ToolResultEvent | TurnEvent
@@ -325,6 +349,7 @@ class GenerateOptions(TypedDict, total=False):
     cache: bool
     repair: bool
     raise_errors: bool | None
+    include_raw: bool
     native: Mapping[str, Any]
 
 

@@ -59,6 +59,16 @@ class Script:
     chunk_delay: float = 0.0  # streams: seconds between chunks
     cut_after: int | None = None  # streams: drop the connection after N chunks
     invalid_json_body: bool = False  # JSON responses: send a body that is not valid JSON
+    # What the provider ran itself (DESIGN §18), before the text, in the unified vocabulary:
+    # {"type": "web_search" | "web_fetch" | "code_execution" | "file_search" | "mcp" |
+    # "tool_search" | "other", "name"?, "input"?: dict, "output"?: str, "id"?: str}; each
+    # wire renders them natively (Anthropic server_tool_use + result blocks, Responses
+    # items, Gemini grounding metadata and code parts, Converse server tool blocks...).
+    server_tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    # Citations over ``text``: {"url", "title"?, "text"?, "start", "end"}, character
+    # offsets into ``text``; rendered as the wire attaches them (Anthropic text blocks'
+    # citations, Responses url_citation annotations, Gemini grounding supports...).
+    citations: list[dict[str, Any]] = field(default_factory=list)
     # streams: after cut_after chunks (or at the end when cut_after is None), send the
     # provider's own in-stream error event (e.g. Anthropic's overloaded_error) and stop.
     stream_error: ErrorReply | None = None

@@ -153,9 +153,40 @@ def make_script(fields_: dict[str, Any]) -> Script:
         raise TypeError(f"unknown Script field(s): {', '.join(sorted(unknown))}")
     values = dict(fields_)
     values["tool_calls"] = [_to_call(c) for c in values.get("tool_calls") or []]
+    _check_hosted_script(values)
     if isinstance(values.get("stream_error"), dict):
         values["stream_error"] = ErrorReply(**values["stream_error"])
     return Script(**values)
+
+
+_SERVER_CALL_TYPES = (
+    "web_search",
+    "web_fetch",
+    "code_execution",
+    "file_search",
+    "mcp",
+    "tool_search",
+    "other",
+)
+
+
+def _check_hosted_script(values: dict[str, Any]) -> None:
+    """server_tool_calls= and citations= of enqueue (DESIGN §18), checked when queued: a
+    mistake in a test's script fails where it is written."""
+    for j, call in enumerate(values.get("server_tool_calls") or []):
+        if not isinstance(call, dict) or call.get("type") not in _SERVER_CALL_TYPES:
+            raise TypeError(
+                f"server_tool_calls[{j}] must be a dict whose 'type' is one of "
+                f"{', '.join(_SERVER_CALL_TYPES)}"
+            )
+    text = values.get("text") or ""
+    for j, cited in enumerate(values.get("citations") or []):
+        start, end = (cited.get("start"), cited.get("end")) if isinstance(cited, dict) else (0, -1)
+        if not (isinstance(start, int) and isinstance(end, int) and 0 <= start <= end <= len(text)):
+            raise TypeError(
+                f"citations[{j}] must be a dict with 'url' and character offsets 'start' <= "
+                f"'end' within the script's text ({len(text)} characters)"
+            )
 
 
 def answer_from(responder: Responder, req: RecordedRequest) -> Script | ErrorReply:

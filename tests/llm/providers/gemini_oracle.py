@@ -32,10 +32,12 @@ def sdk_request(llm: Any, req: Request) -> dict[str, Any]:
     """``generate_content``'s keyword arguments for ``req``, as Zerda built them before."""
     from google.genai import types
 
-    config = _with_timeout(_map_config(req, llm._native_output(req)), req.timeout)
+    vertex = bool(llm._api_client().vertexai)
+    config = _map_config(req, llm._native_output(req), _hosted_tools(llm, req), not vertex)
+    config = _with_timeout(config, req.timeout)
     return {
         "model": llm.model,
-        "contents": _map_messages(req.messages),
+        "contents": _map_messages(req.messages, vertex),
         "config": types.GenerateContentConfig.model_validate(config),
     }
 
@@ -62,7 +64,7 @@ def canonical(body: Any) -> str:
     return json.dumps(body, sort_keys=True, ensure_ascii=False)
 
 
-def _map_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _map_messages(messages: list[dict[str, Any]], vertex: bool = False) -> list[dict[str, Any]]:
     """Unified history -> Gemini contents: each run of tool results is one ``user`` content;
     consecutive contents of one role are merged; messages without parts are dropped."""
     contents: list[dict[str, Any]] = []
@@ -75,7 +77,7 @@ def _map_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for message in batch:
             if message["role"] == "assistant":
                 calls = message["tool_calls"]
-            _append(contents, *_map_message(message))
+            _append(contents, *_map_message(message, vertex))
     if not contents:
         # Checked here, as google-genai's own check is a bare ValueError.
         raise InvalidRequestError("messages: Gemini needs at least one non-empty message")
@@ -97,9 +99,12 @@ def _append(contents: list[dict[str, Any]], role: str, parts: list[dict[str, Any
         contents.append({"role": role, "parts": list(parts)})
 
 
-def _map_message(message: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+def _map_message(message: dict[str, Any], vertex: bool = False) -> tuple[str, list[dict[str, Any]]]:
     """A user or assistant message -> its Gemini role and parts."""
     if message["role"] == "assistant":
+        kept = _kept_parts(message, vertex)
+        if kept is not None:
+            return "model", kept
         return "model", _text_parts(message["content"]) + _map_call_parts(message)
     content = message["content"]
     if isinstance(content, list):
@@ -121,6 +126,53 @@ def _map_part(part: dict[str, Any]) -> dict[str, Any]:
             f"Gemini needs the media_type of {uri!r} (file_data.mime_type): add 'media_type'"
         )
     return {"file_data": {"file_uri": uri, "mime_type": part["media_type"]}}
+
+
+def _kept_parts(message: dict[str, Any], vertex: bool) -> list[dict[str, Any]] | None:
+    """A turn that ran server-side tools (DESIGN §18): its kept parts in their order, the
+    function calls where they were, signatures as bytes; an edited text replaces the kept
+    texts. Vertex AI takes no toolCall / toolResponse parts: such a turn is not replayed."""
+    gemini = (message.get("provider_data") or {}).get("gemini") or {}
+    kept = gemini.get("parts")
+    if not kept or (vertex and any("toolCall" in p or "toolResponse" in p for p in kept)):
+        return None  # Vertex AI: the turn as text (its calls' text before it) and calls
+    calls = iter(_map_call_parts(message))
+    text = message["content"] or ""
+    edited = "".join(p.get("text") or "" for p in kept) != text
+    out: list[dict[str, Any]] = [{"text": text}] if edited and text else []
+    for part in kept:
+        if "functionCall" in part:
+            out += [c for c in [next(calls, None)] if c is not None]
+        elif set(part) <= {"text", "thoughtSignature"}:
+            out += [] if edited else [_with_bytes(part)]
+        else:
+            out.append(_with_bytes(part))
+    return out + list(calls)
+
+
+def _with_bytes(part: dict[str, Any]) -> dict[str, Any]:
+    out = dict(part)
+    if "thoughtSignature" in out:
+        out["thoughtSignature"] = _decode_signature(0, out["thoughtSignature"])
+    return out
+
+
+def _hosted_tools(llm: Any, req: Request) -> list[dict[str, Any]]:
+    """The unified hosted tools as google-genai Tool dicts: the row's native names and the
+    options' fields."""
+    out = []
+    for tool in req.hosted:
+        if tool["type"] == "native":
+            continue  # sent as given, after the converted tools (check)
+        fields: dict[str, Any] = {}
+        if "blocked_domains" in tool:
+            fields["exclude_domains"] = tool["blocked_domains"]
+        if "vector_store_ids" in tool:
+            fields["file_search_store_names"] = tool["vector_store_ids"]
+        if "max_num_results" in tool:
+            fields["top_k"] = tool["max_num_results"]
+        out.append({llm.spec.traits.hosted[tool["type"]].native: fields})
+    return out
 
 
 def _text_parts(text: str | None) -> list[dict[str, Any]]:
@@ -247,17 +299,25 @@ def _map_reasoning(plan: Plan | None) -> dict[str, Any] | None:
     return config
 
 
-def _map_config(req: Request, output: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The GenerateContentConfig fields (``output``: the structured-output ones);
-    ``**native`` merged over them."""
+def _map_config(
+    req: Request,
+    output: dict[str, Any] | None = None,
+    hosted: list[dict[str, Any]] | None = None,
+    combines: bool = False,
+) -> dict[str, Any]:
+    """The GenerateContentConfig fields (``output``: the structured-output ones; ``hosted``:
+    the hosted tools, after the functions); ``**native`` merged over them."""
     output = output or {}
     config: dict[str, Any] = {}
     if req.system:
         config["system_instruction"] = req.system
-    tools = _map_tools(req.tools)
+    tools = (_map_tools(req.tools) or []) + (hosted or [])
     if tools:
         config["tools"] = tools
-        tool_config = _map_tool_choice(req.tool_choice)
+    if req.tools:
+        tool_config = _map_tool_choice(req.tool_choice) or {}
+        if combines and req.hosted:
+            tool_config["include_server_side_tool_invocations"] = True
         if tool_config:
             config["tool_config"] = tool_config
     config.update(_map_options(req))
@@ -282,6 +342,22 @@ def _with_timeout(config: dict[str, Any], timeout: float | None) -> dict[str, An
     return {**config, "http_options": {**options, "timeout": int(timeout * 1000)}}
 
 
+def urlsafe_blobs(value: Any) -> Any:
+    """``value`` with every blob's base64 in the URL-safe alphabet google-genai writes: Zerda
+    sends the part's standard base64 as it is, which the API's protobuf JSON takes as the
+    same bytes (https://protobuf.dev/programming-guides/json/, ``bytes``)."""
+    if isinstance(value, list):
+        return [urlsafe_blobs(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: urlsafe_blobs(v) for k, v in value.items()}
+    for key in ("inlineData", "inline_data"):
+        blob = out.get(key)
+        if isinstance(blob, dict) and isinstance(blob.get("data"), str):
+            out[key] = {**blob, "data": blob["data"].replace("+", "-").replace("/", "_")}
+    return out
+
+
 def check(llm: Any, req: Request, native: dict[str, Any]) -> None:
     """Zerda's request (``native``: model, REST body, http_options) is what google-genai's
     ``generate_content`` put on the wire for the old SDK-form request: the same model path,
@@ -290,8 +366,11 @@ def check(llm: Any, req: Request, native: dict[str, Any]) -> None:
 
     api_client = llm._api_client()
     path, body = sdk_body(api_client, sdk_request(llm, req))
+    natives = [t["tool"] for t in req.hosted if t["type"] == "native"]
+    if natives and "tools" not in req.native:  # native hosted tools go as they are
+        body["tools"] = [*body.get("tools", ()), *natives]
     assert _transformers.t_model(api_client, native["model"]) == path
-    assert canonical(native["body"]) == canonical(body)
+    assert canonical(urlsafe_blobs(native["body"])) == canonical(body)
     old = sdk_request(llm, req)["config"].http_options
     new = native["http_options"]
     assert (None if new is None else types.HttpOptions.model_validate(new)) == old

@@ -724,8 +724,18 @@ def assert_matches_recording(result: dict[str, Any], fixture: dict[str, Any]) ->
     assert result["stop_reason"] == (
         "tool_use" if calls else EXPECTED_STOP[derived["finish_reason"]]
     )
-    assert result["usage"] == derived["usage_norm"]  # cache reads and writes added in
+    usage = dict(result["usage"])
+    requests = usage.pop("server_tool_requests", None)
+    assert usage == derived["usage_norm"]  # cache reads and writes added in
+    assert requests == expected_server_requests(derived["usage"])
     assert result["reasoning"] == (derived["reasoning_text"] or None)
+
+
+def expected_server_requests(usage: dict[str, Any] | None) -> dict[str, int] | None:
+    """usage.server_tool_use's counts above zero, named without ``_requests`` (DESIGN §18)."""
+    counts = (usage or {}).get("server_tool_use") or {}
+    found = {k.removesuffix("_requests"): v for k, v in counts.items() if v}
+    return found or None
 
 
 @pytest.mark.parametrize("path", _recorded(streaming=False))

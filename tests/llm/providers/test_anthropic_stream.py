@@ -276,7 +276,10 @@ def test_recorded_stream(llm: AnthropicInterface, mock: MockLLMServer, path: Pat
     # The same response as the SDK itself assembles it, mapped as generate maps a message.
     mock.enqueue_recorded(fixture, "anthropic")
     raw = anthropic.Anthropic(**mock.sdk_client_kwargs("anthropic"), max_retries=0)
-    with raw.messages.stream(
+    # An MCP connector's mcp_tool_use is a beta block: only the beta accumulator assembles
+    # its input (lib/streaming/_beta_messages.py's TRACKS_TOOL_INPUT).
+    messages = raw.beta.messages if "mcp_tool_use" in fixture["response"]["body"] else raw.messages
+    with messages.stream(
         model=MODEL, max_tokens=10, messages=[{"role": "user", "content": "replay"}]
     ) as stream:
         final = stream.get_final_message()

@@ -722,9 +722,26 @@ def expected_stop(fixture: dict[str, Any]) -> str:
     }.get(derived["finish_reason"], "other")
 
 
+def _server_tool_uses(fixture: dict[str, Any]) -> set[str]:
+    """The ids of the answer's ``toolUse`` blocks of type ``server_tool_use``: calls Bedrock
+    ran itself (a Nova system tool), which derived lists among the tool calls but which
+    are the result's server_tool_calls (DESIGN §18), never calls for the client to run."""
+    body = fixture["response"]["body"]
+    if isinstance(body, dict):
+        blocks = (((body.get("output") or {}).get("message") or {}).get("content")) or []
+    else:  # a stream: the decoded events' block starts
+        starts = [(e.get("payload") or {}).get("start") for e in fixture["derived"]["events"]]
+        blocks = [s for s in starts if isinstance(s, dict)]
+    uses = [b["toolUse"] for b in blocks if isinstance(b.get("toolUse"), dict)]
+    return {u["toolUseId"] for u in uses if u.get("type") == "server_tool_use"}
+
+
 def expected_calls(fixture: dict[str, Any]) -> list[dict[str, Any]]:
     calls = []
+    server = _server_tool_uses(fixture)
     for call in fixture["derived"]["tool_calls"]:
+        if call["id"] in server:
+            continue
         arguments = call["arguments"]
         if isinstance(arguments, str):
             arguments = json.loads(arguments) if arguments.strip() else {}

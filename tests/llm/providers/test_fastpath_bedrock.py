@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from zerda.llm import create_interface, document, image, tool_result
+from zerda.llm._body_json import Body
 from zerda.llm.wires.bedrock import fastpath as bedrock_fastpath
 from zerda.llm.wires.bedrock import map as bedrock_map
 from zerda.testing import MockLLMServer
@@ -207,10 +208,20 @@ def test_a_callers_own_client_is_left_alone(server: MockLLMServer) -> None:
         )
 
 
+def prebuilt_text(split: dict[str, Any]) -> dict[str, Any]:
+    """``_split_prebuilt``'s arguments with the prebuilt body's pieces as one text."""
+    body = split.get(bedrock_fastpath._PREBUILT)
+    if body is None:
+        return split
+    return {**split, bedrock_fastpath._PREBUILT: bytes(body.joined()).decode()}
+
+
 def test_split_prebuilt() -> None:
     messages = [{"role": "user", "content": [{"image": {"source": {"bytes": b"\x00\xff"}}}]}]
-    split = bedrock_fastpath._split_prebuilt(
-        {"modelId": "m", "messages": messages, "system": [{"text": "s"}]}
+    split = prebuilt_text(
+        bedrock_fastpath._split_prebuilt(
+            {"modelId": "m", "messages": messages, "system": [{"text": "s"}]}
+        )
     )
     assert split == {
         "modelId": "m",
@@ -220,12 +231,12 @@ def test_split_prebuilt() -> None:
     # Every field is, up to an inferenceConfig float botocore rewrites; values that are not
     # JSON leave it all to botocore.
     config = {"modelId": "m", "inferenceConfig": {"temperature": 1, "topP": 0.5}, "messages": []}
-    assert bedrock_fastpath._split_prebuilt(config) == {
+    assert prebuilt_text(bedrock_fastpath._split_prebuilt(config)) == {
         "modelId": "m",
         bedrock_fastpath._PREBUILT: '{"inferenceConfig": {"temperature": 1, "topP": 0.5}, "messages": []}',
     }
     late = {"modelId": "m", "messages": [], "inferenceConfig": {"topP": float("inf")}, "x": 1}
-    assert bedrock_fastpath._split_prebuilt(late) == {
+    assert prebuilt_text(bedrock_fastpath._split_prebuilt(late)) == {
         "modelId": "m",
         "inferenceConfig": {"topP": float("inf")},
         "x": 1,
@@ -238,13 +249,15 @@ def test_split_prebuilt() -> None:
 
 
 def test_splice_prebuilt() -> None:
-    context = {bedrock_fastpath._PREBUILT: '{"messages": []}'}
+    context: dict[str, Any] = {bedrock_fastpath._PREBUILT: Body([b'{"messages": []}'])}
     params = {"body": b'{"inferenceConfig": {"maxTokens": 5}}'}
     bedrock_fastpath._splice_prebuilt(params, context)
     assert params["body"] == b'{"messages": [], "inferenceConfig": {"maxTokens": 5}}'
     assert context == {}
     params = {"body": b"{}"}
-    bedrock_fastpath._splice_prebuilt(params, {bedrock_fastpath._PREBUILT: '{"messages": []}'})
+    bedrock_fastpath._splice_prebuilt(
+        params, {bedrock_fastpath._PREBUILT: Body([b'{"messages": []}'])}
+    )
     assert params["body"] == b'{"messages": []}'
     untouched = {"body": b"{}"}
     bedrock_fastpath._splice_prebuilt(untouched, {})

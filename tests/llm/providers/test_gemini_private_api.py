@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -194,3 +195,26 @@ def test_a_per_call_timeout_reaches_the_request(
     llm.generate("hi", timeout=2.5, raise_errors=True)
     llm.close()
     assert seen == [2.5]
+
+
+def test_generate_content_s_body_goes_as_zerdas_bytes_unless_the_sdk_must_write_it(
+    server: MockLLMServer,
+) -> None:
+    """Zerda's bytes (an image's text never copied whole: issue 37), given to the SDK's
+    sender as the request's data; an ``extra_body``, which the SDK merges into its dict,
+    leaves the dict to ``request()``."""
+    client = genai.Client(**server.sdk_client_kwargs("gemini"))  # held: it closes when collected
+    api_client = client._api_client
+    body = {"contents": [{"parts": [{"text": "hï"}], "role": "user"}], "generationConfig": {}}
+    written = _gemini_sdk._payload_bytes(api_client, body, None)
+    assert (
+        written
+        == '{"contents":[{"parts":[{"text":"hï"}],"role":"user"}],"generationConfig":{}}'.encode()
+    )
+    assert _gemini_sdk._payload_bytes(api_client, body, {"extra_body": {"labels": {}}}) is None
+    server.enqueue("gemini", text="ok")
+    answer = _gemini_sdk._post(
+        api_client, _gemini_sdk.model_path(api_client, MODEL, False), body, None
+    )
+    assert json.loads(answer.body)["candidates"][0]["content"]["parts"] == [{"text": "ok"}]
+    assert server.last_request("gemini").body == body

@@ -133,10 +133,9 @@ def _gemini(native: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | N
         raw = base64.urlsafe_b64decode(blob["data"].replace("+", "-").replace("/", "_"))
         data = base64.b64encode(raw).decode()
         part = {"type": _kind(media_type), "data": data, "media_type": media_type}
-        # Zerda writes the REST body (issue 12): the bytes as URL-safe base64, as google-genai
-        # sends them.
-        wire = base64.urlsafe_b64encode(raw).decode()
-        return part, {"inlineData": {"data": wire, "mime_type": media_type}}
+        # Zerda writes the REST body (issue 12): the part's standard base64 as it is, which
+        # the API takes as it takes google-genai's URL-safe form (protobuf JSON, bytes).
+        return part, {"inlineData": {"data": data, "mime_type": media_type}}
     file_data = native.get("file_data") or native.get("fileData")
     if file_data is None:
         return None

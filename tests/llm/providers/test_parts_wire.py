@@ -24,8 +24,8 @@ MP3 = b"ID3\x04\x00\x00\x00\x00\x00\x00"
 PNG64 = base64.b64encode(PNG).decode()
 PDF64 = base64.b64encode(PDF).decode()
 MP364 = base64.b64encode(MP3).decode()
-# google-genai serialises bytes in the URL-safe alphabet (the API takes either).
-PNG64_URLSAFE = base64.urlsafe_b64encode(PNG).decode()
+# Gemini gets the part's standard base64 as it is (google-genai writes URL-safe base64;
+# the API's protobuf JSON takes either for a bytes field): no copy of the text is made.
 CALL = {"id": "call_1", "name": "screenshot", "arguments": {}}
 SCREENSHOT = [{"name": "screenshot"}]
 
@@ -144,7 +144,7 @@ MIXED_BODIES: dict[str, dict[str, Any]] = {
             {
                 "parts": [
                     {"text": "What is this?"},
-                    {"inlineData": {"data": PNG64_URLSAFE, "mime_type": "image/png"}},
+                    {"inlineData": {"data": PNG64, "mime_type": "image/png"}},
                     {"inlineData": {"data": PDF64, "mime_type": "application/pdf"}},
                 ],
                 "role": "user",
@@ -520,9 +520,7 @@ TOOL_BODIES: dict[str, dict[str, Any]] = {
                 "parts": [
                     {
                         "functionResponse": {
-                            "parts": [
-                                {"inline_data": {"mime_type": "image/png", "data": PNG64_URLSAFE}}
-                            ],
+                            "parts": [{"inline_data": {"mime_type": "image/png", "data": PNG64}}],
                             "id": "call_1",
                             "name": "screenshot",
                             "response": {"result": "Here it is."},
@@ -739,7 +737,7 @@ RECEIVER_IMAGE = {
     "ollama": PNG64,
     "anthropic": PNG64,
     "bedrock": PNG64,
-    "gemini": PNG64_URLSAFE,
+    "gemini": PNG64,
 }
 # The rows added on existing shapes, and the Responses API's data URLs.
 RECEIVER_IMAGE |= {
@@ -834,7 +832,7 @@ def test_older_gemini_models_get_media_from_tools_in_a_user_message(
                     }
                 },
                 {"text": "The tool call 'screenshot' (id call_1) returned:"},
-                {"inlineData": {"data": PNG64_URLSAFE, "mime_type": "image/png"}},
+                {"inlineData": {"data": PNG64, "mime_type": "image/png"}},
             ],
             "role": "user",
         }

@@ -189,6 +189,8 @@ class BaseLLMInterface(
             reserved = self._admit(native, call.req)
             with self._open_stream(native) as chunks:
                 for chunk in chunks:
+                    if call.chunks is not None:
+                        call.chunks.append(self._raw_json(chunk))
                     for event in self._feed(call.acc, chunk):
                         yield _names.restore_event(event, call.names)
             yield from call.finish(reserved)
@@ -205,6 +207,8 @@ class BaseLLMInterface(
             reserved = await self._admit_async(native, call.req)
             async with self._open_stream_async(native) as chunks:
                 async for chunk in chunks:
+                    if call.chunks is not None:
+                        call.chunks.append(self._raw_json(chunk))
                     for event in self._feed(call.acc, chunk):
                         yield _names.restore_event(event, call.names)
             for event in call.finish(reserved):

@@ -37,6 +37,7 @@ class Calls(Host):
                 reserved = yield llm, "_admit", (native, req), NO_KWARGS
                 raw = yield llm, "_call", (native,), NO_KWARGS
                 result = _names.restore_result(llm._map_response(raw), req.tool_names)
+                result = llm._with_extras(result, req, raw)
                 llm._settle(reserved, result)
             except Exception as exc:
                 result = llm._fail(exc, raise_errors)
@@ -47,7 +48,7 @@ class Calls(Host):
 class Streaming:
     """What a stream does besides reading its chunks (see the module docstring)."""
 
-    __slots__ = ("acc", "llm", "names", "raise_errors", "req", "result", "span")
+    __slots__ = ("acc", "chunks", "llm", "names", "raise_errors", "req", "result", "span")
 
     def __init__(
         self, llm: BaseLLMInterface, messages: Any, raise_errors: bool | None, kwargs: Any
@@ -60,12 +61,16 @@ class Streaming:
         self.req: Request | None = None
         self.names: dict[str, str] = {}
         self.result: dict[str, Any] | None = None
+        # include_raw=True: every chunk as JSON, for result["raw"] (DESIGN §18).
+        self.chunks: list[Any] | None = None
 
     def start(self, messages: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         """The checked request's SDK arguments; the output it expects is noted."""
         self.req, native = self.llm._checked_request(messages, kwargs)
         self.names = self.req.tool_names
         self.acc.expect_output(self.req.output)
+        if self.req.include_raw:
+            self.chunks = []
         return native
 
     def finish(self, reserved: int) -> Iterator[dict[str, Any]]:
@@ -74,7 +79,9 @@ class Streaming:
         llm._check_finished(acc)
         for event in acc.end_all_calls():
             yield _names.restore_event(event, self.names)
-        self.result = _names.restore_result(acc.result(llm._make_result), self.names)
+        result = _names.restore_result(acc.result(llm._make_result), self.names)
+        assert self.req is not None  # start() ran
+        self.result = llm._with_extras(result, self.req, None, self.chunks)
         llm._settle(reserved, self.result)
 
     def fail(self, exc: BaseException) -> None:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from zerda.llm._drive import NO_KWARGS, Body, drive, drive_async
 from zerda.llm.errors import malformed_response
 from zerda.llm.interface._host import Host
+from zerda.llm.parts import with_urls
 
 if TYPE_CHECKING:
     from zerda.llm._request import Request
@@ -114,7 +115,8 @@ class Counting(Host):
         try:
             req, native = llm._checked_request(messages, {"tools": tools, "system": system})
             counter = self._counter()
-            arguments = counter.arguments(native) if counter is not None else None
+            # The endpoint's documented call takes JSON data: data URLs as strings.
+            arguments = counter.arguments(with_urls(native)) if counter is not None else None
             if counter is None or arguments is None:
                 return _estimated(req)
             raw = yield counter, "count", (arguments,), NO_KWARGS

@@ -14,19 +14,38 @@ from typing import Any
 from zerda.llm import _gc, _structured, registry
 from zerda.llm._ids import ID_RULES
 from zerda.llm._profile import check_limits
-from zerda.llm._request import Request, check_tool_choice, check_tool_names, prepare
+from zerda.llm._request import (
+    Request,
+    check_hosted_row,
+    check_tool_choice,
+    check_tool_names,
+    prepare,
+)
+from zerda.llm._server_tools import history_text
 from zerda.llm._structured import OutputSpec
 from zerda.llm.errors import InvalidRequestError, OutputValidationError, ZerdaError
 from zerda.llm.interface._host import Host
 from zerda.llm.interface.retrying import _RETRY_BUDGET
+from zerda.llm.parts import with_urls
 from zerda.llm.reasoning import Plan, check_reasoning, plan_reasoning
+
+
+def _as_text(message: dict[str, Any]) -> dict[str, Any]:
+    """An assistant turn with its server calls as text before its content."""
+    text = history_text(message["server_tool_calls"])
+    content = message.get("content")
+    out = {k: v for k, v in message.items() if k != "server_tool_calls"}
+    out["content"] = f"{text}\n\n{content}" if content else text
+    return out
 
 
 class Requests(Host):
     """Checking a request, converting it, and the structured answer of its result."""
 
     def _native_request(self, messages: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
-        return self._checked_request(messages, kwargs)[1]
+        """The SDK call's keyword arguments as JSON data (a batch file's line): data URLs,
+        which only the fast paths write lazily, as strings (:func:`zerda.llm.parts.with_urls`)."""
+        return with_urls(self._checked_request(messages, kwargs)[1])
 
     def _checked_request(
         self, messages: Any, kwargs: dict[str, Any]
@@ -36,6 +55,8 @@ class Requests(Host):
         paused = _gc.pause()
         try:
             req = self._prepare(messages, **kwargs)
+            if req.server_history:
+                req = self._with_server_history(req)
             # The retry budget of this call: its own timeout, else the interface's.
             _RETRY_BUDGET.set(req.timeout if req.timeout is not None else self.timeout)
             return req, self._build_request(req)
@@ -58,6 +79,7 @@ class Requests(Host):
         response_format: Any = None,
         structured_output: Any = None,
         reasoning: Any = None,
+        include_raw: Any = False,
         **kwargs: Any,
     ) -> Request:
         """Checks everything that can be checked before a request is sent
@@ -65,6 +87,7 @@ class Requests(Host):
         response_format and the mode it travels in (DESIGN.md §13), and ``reasoning=``
         against this model's family (DESIGN.md §11)."""
         output = self._output_spec(response_format, structured_output, bool(kwargs.get("tools")))
+        check_hosted_row(kwargs.get("tools"), self.spec, self.model)
         req = prepare(
             self.spec,
             self._tool_id,
@@ -76,7 +99,32 @@ class Requests(Host):
         # The model's known limits (DESIGN §21): one dict lookup per call.
         check_limits(self.spec, str(self.model), req.max_tokens, messages)
         plan = self._plan_reasoning(reasoning, req.max_tokens, req.tool_choice)
-        return replace(req, reasoning=plan) if plan is not None else req
+        if plan is not None:
+            req = replace(req, reasoning=plan)
+        if include_raw is not False:
+            if include_raw is not True:
+                raise InvalidRequestError(f"include_raw must be True or False, not {include_raw!r}")
+            req = replace(req, include_raw=True)
+        return req
+
+    def _with_server_history(self, req: Request) -> Request:
+        """The history's hosted-tool turns as this wire takes them (DESIGN §18): its own
+        native blocks back (``_replays_hosted``), else their readable text before the
+        turn's content, so the conversation continues on any provider."""
+        messages = [
+            m
+            if m["role"] != "assistant" or "server_tool_calls" not in m
+            else m
+            if self._replays_hosted(m)
+            else _as_text(m)
+            for m in req.messages
+        ]
+        return replace(req, messages=messages)
+
+    def _replays_hosted(self, message: dict[str, Any]) -> bool:
+        """Whether ``message``'s provider_data holds this wire's native hosted-tool blocks,
+        which its assistant mapping sends back; a wire that replays them overrides this."""
+        return False
 
     @property
     def _tool_id(self) -> Callable[[str | None, int, int], str | None]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from zerda.llm._cost import cost_of
@@ -10,6 +11,7 @@ from zerda.llm.interface._host import Host
 from zerda.llm.tools import ToolCall, tool_calls_to_dicts
 
 if TYPE_CHECKING:
+    from zerda.llm._request import Request
     from zerda.llm._stream import StreamAccumulator
 
 
@@ -28,6 +30,9 @@ class Results(Host):
         usage: dict[str, Any] | None,
         provider_data: dict[str, Any] | None = None,
         reasoning: str | None = None,
+        *,
+        server_tool_calls: list[dict[str, Any]] | None = None,
+        citations: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """The result shape of DESIGN.md §3, the same from generate and from stream;
         ``reasoning`` is the reasoning text shown ("" counts as none). A response whose
@@ -57,7 +62,33 @@ class Results(Host):
         if provider_data:
             message["provider_data"] = provider_data
             result["provider_data"] = provider_data
+        if server_tool_calls:  # DESIGN §18: what the provider ran, also in the history
+            result["server_tool_calls"] = server_tool_calls
+            message["server_tool_calls"] = server_tool_calls
+        if citations:
+            result["citations"] = citations
         return result
+
+    def _with_extras(
+        self, result: dict[str, Any], req: Request, raw: Any, chunks: list[Any] | None = None
+    ) -> dict[str, Any]:
+        """A success's DESIGN §18 keys: ``server_tool_calls`` and ``citations`` as [] when the
+        call declared hosted tools and the provider ran none; ``raw`` with include_raw=True:
+        the response's body (``raw``), or a stream's ``chunks``, each as JSON."""
+        if req.hosted:
+            result.setdefault("server_tool_calls", [])
+            result.setdefault("citations", [])
+        if req.include_raw:
+            if chunks is not None:
+                result["raw"] = [self._raw_json(c) for c in chunks]
+            else:
+                result["raw"] = self._raw_json(raw)
+        return result
+
+    def _raw_json(self, raw: Any) -> Any:
+        """The provider's response body (or one stream chunk) as JSON: a wire whose SDK
+        object is not the body overrides this."""
+        return raw_json(raw)
 
     def _check_finished(self, acc: StreamAccumulator) -> None:
         """The truncation rule, for every provider: a stream that ended (cleanly) before
@@ -68,6 +99,28 @@ class Results(Host):
             from zerda.llm import base
 
             raise base.stream_ended_early(self.provider, self.stream_final_event)
+
+
+def raw_json(raw: Any) -> Any:
+    """JSON of what an SDK handed back: a dict or list as it is, bytes or text parsed, an
+    HTTP response's body, a pydantic object's fields as the API named them."""
+    if isinstance(raw, (dict, list)) or raw is None:
+        return raw
+    if isinstance(raw, (bytes, bytearray, str)):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else raw
+    content = getattr(raw, "content", None)
+    if isinstance(content, (bytes, bytearray)) and hasattr(raw, "status_code"):
+        return raw_json(content)  # an httpx response
+    dump = getattr(raw, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json", by_alias=True, exclude_unset=True, warnings=False)
+    to_dict = getattr(raw, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    return repr(raw)
 
 
 def _check_parts(provider: str, content: Any, reasoning: Any, calls: list[ToolCall]) -> None:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from zerda.llm._traits import Media, Traits
+from zerda.llm._traits import HOSTED_TYPES, Media, Traits
 from zerda.llm.registry.spec import ProviderSpec
 
 
@@ -313,6 +313,41 @@ def compatible_table() -> str:
     return "\n".join(lines)
 
 
+def _hosted_cell(traits: Traits, kind: str) -> str:
+    hosted = traits.hosted.get(kind)
+    if hosted is None:
+        return "—"
+    cell = f"[`{hosted.native}`]({hosted.doc})" if hosted.doc else f"`{hosted.native}`"
+    if hosted.models:  # a "|" in a pattern would end the Markdown cell
+        cell += " (models matching `{}`)".format(hosted.models.replace("|", "\\|"))
+    return cell
+
+
+def hosted_table() -> str:
+    """The Markdown table of docs/hosted-tools.md: which hosted tools each row runs, as
+    what native tool (DESIGN §18); "—": refused before sending, naming the rows that run it."""
+    lines = [
+        "| provider | " + " | ".join(f"`{k}`" for k in HOSTED_TYPES) + " |",
+        "|---|" + "---|" * len(HOSTED_TYPES),
+    ]
+    for spec in _rows():
+        cells = " | ".join(_hosted_cell(spec.traits, k) for k in HOSTED_TYPES)
+        lines.append(f"| `{spec.name}` | {cells} |")
+    return "\n".join(lines)
+
+
+def hosted_options_table() -> str:
+    """The options each row honours per hosted tool (any other is refused before sending)."""
+    lines = ["| provider | hosted tool | options honoured |", "|---|---|---|"]
+    for spec in _rows():
+        for kind in HOSTED_TYPES:
+            hosted = spec.traits.hosted.get(kind)
+            if hosted is not None:
+                honoured = ", ".join(f"`{o}`" for o in sorted(hosted.options)) or "none"
+                lines.append(f"| `{spec.name}` | `{kind}` | {honoured} |")
+    return "\n".join(lines)
+
+
 DOCS_TABLES = {
     "providers": providers_table,
     "rules": traits_table,
@@ -324,6 +359,8 @@ DOCS_TABLES = {
     "portability": portability_table,
     "structured": structured_table,
     "compatible": compatible_table,
+    "hosted": hosted_table,
+    "hosted_options": hosted_options_table,
 }
 
 # A block's table, possibly empty (a new block is written as its two markers): it never

@@ -13,7 +13,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
-from zerda.llm._traits import Media, Traits, frozen_map
+from zerda.llm._traits import Hosted, Media, Traits, frozen_hosted, frozen_map
 from zerda.llm.registry.profiles import CLAUDE, GEMINI, GPT_OSS, output_traits
 from zerda.llm.registry.spec import ProviderSpec
 
@@ -52,6 +52,18 @@ _OPENAI = ProviderSpec(
         parallel_tool_calls=True,
         # https://platform.openai.com/docs/guides/batch: a JSONL file, then /v1/batches.
         batch="openai",
+        # Chat Completions runs web search on its search models only, as the body's
+        # web_search_options (wires/openai/hosted.py): no domain filters, no max uses.
+        hosted=frozen_hosted(
+            {
+                "web_search": Hosted(
+                    native="web_search_options",
+                    options=frozenset({"user_location"}),
+                    models=r"-search-(preview|api)",
+                    doc="https://platform.openai.com/docs/guides/tools-web-search?api-mode=chat",
+                )
+            }
+        ),
     ),
 )
 
@@ -60,6 +72,59 @@ _RESPONSES_MEDIA = Media(
     media_types=frozen_map({"image": _IMAGES, "document": ("application/pdf",)}),
     urls=frozenset({"image", "document"}),
     uris=frozenset({"file-id"}),
+)
+
+# Hosted tools (DESIGN §18): built-in tools in ``tools``
+# (https://platform.openai.com/docs/guides/tools); the wire's mapping is in
+# wires/openai_responses/hosted.py. No per-tool use limit and no blocked-domain list exist
+# there (filters.allowed_domains only), so the core refuses max_uses and blocked_domains.
+_RESPONSES_HOSTED = frozen_hosted(
+    {
+        "web_search": Hosted(
+            native="web_search",
+            options=frozenset({"allowed_domains", "user_location"}),
+            # "not supported in gpt-4.1-nano" (the guide's Limitations).
+            models=r"^(?!.*gpt-4\.1-nano)",
+            doc="https://platform.openai.com/docs/guides/tools-web-search",
+        ),
+        "code_execution": Hosted(
+            native="code_interpreter",
+            doc="https://platform.openai.com/docs/guides/tools-code-interpreter",
+        ),
+        "file_search": Hosted(
+            native="file_search",
+            options=frozenset({"vector_store_ids", "max_num_results"}),
+            doc="https://platform.openai.com/docs/guides/tools-file-search",
+        ),
+        "mcp": Hosted(
+            native="mcp",
+            options=frozenset({"url", "name", "allowed_tools", "headers"}),
+            doc="https://platform.openai.com/docs/guides/tools-remote-mcp",
+        ),
+    }
+)
+# Azure OpenAI's Responses API runs web_search (its how-to: "use the web_search tool";
+# user_location is the one option it documents), code_interpreter and remote MCP servers
+# (server_url, require_approval, headers), per
+# https://learn.microsoft.com/azure/ai-foundry/openai/how-to/responses; it documents no
+# file_search for Responses (vector stores are the Assistants') and no allowed_tools.
+_AZURE_RESPONSES_HOSTED = frozen_hosted(
+    {
+        "web_search": Hosted(
+            native="web_search",
+            options=frozenset({"user_location"}),
+            doc="https://learn.microsoft.com/azure/ai-foundry/openai/how-to/web-search",
+        ),
+        "code_execution": Hosted(
+            native="code_interpreter",
+            doc="https://learn.microsoft.com/azure/ai-foundry/openai/how-to/responses#code-interpreter",
+        ),
+        "mcp": Hosted(
+            native="mcp",
+            options=frozenset({"url", "name", "headers"}),
+            doc="https://learn.microsoft.com/azure/ai-foundry/openai/how-to/responses#using-remote-mcp-servers",
+        ),
+    }
 )
 
 _OPENAI_RESPONSES = ProviderSpec(
@@ -94,6 +159,7 @@ _OPENAI_RESPONSES = ProviderSpec(
         stop_sequences=False,
         # https://platform.openai.com/docs/api-reference/responses/input-tokens
         count_tokens="openai-responses",
+        hosted=_RESPONSES_HOSTED,
     ),
 )
 
@@ -126,6 +192,30 @@ _GROQ = ProviderSpec(
         parallel_tool_calls=True,
         # https://console.groq.com/docs/batch: OpenAI's file + /v1/batches shape.
         batch="openai",
+        # Built-in tools: gpt-oss takes browser_search / code_interpreter in tools; the
+        # Compound systems run web search, code and website visits themselves, restricted by
+        # compound_custom.tools.enabled_tools (wires/groq/hosted.py maps both).
+        hosted=frozen_hosted(
+            {
+                "web_search": Hosted(
+                    native="browser_search",
+                    # search_settings.include_domains / exclude_domains: Compound only
+                    options=frozenset({"allowed_domains", "blocked_domains"}),
+                    models=r"gpt-oss|compound",
+                    doc="https://console.groq.com/docs/browser-search",
+                ),
+                "web_fetch": Hosted(
+                    native="visit_website",
+                    models=r"compound",
+                    doc="https://console.groq.com/docs/visit-website",
+                ),
+                "code_execution": Hosted(
+                    native="code_interpreter",
+                    models=r"gpt-oss-(20b|120b)|compound",
+                    doc="https://console.groq.com/docs/code-execution",
+                ),
+            }
+        ),
     ),
 )
 
@@ -204,6 +294,48 @@ _ANTHROPIC_MEDIA = Media(
     urls=frozenset({"image", "document"}),
 )
 
+# Anthropic's server tools (DESIGN §18; wires/anthropic/server_tools.py maps them): tools
+# entries of these versions, the MCP connector's servers with this beta. A newer version
+# (web_search_20260209's dynamic filtering, on the models that take it) is a native tool.
+_ANTHROPIC_HOSTED = frozen_hosted(
+    {
+        "web_search": Hosted(
+            native="web_search_20250305",
+            options=frozenset({"max_uses", "allowed_domains", "blocked_domains", "user_location"}),
+            doc="https://docs.claude.com/en/docs/agents-and-tools/tool-use/web-search-tool",
+        ),
+        "web_fetch": Hosted(
+            native="web_fetch_20250910",
+            options=frozenset(
+                {"max_uses", "allowed_domains", "blocked_domains", "max_content_tokens"}
+                | {"citations"}
+            ),
+            doc="https://docs.claude.com/en/docs/agents-and-tools/tool-use/web-fetch-tool",
+        ),
+        "code_execution": Hosted(
+            native="code_execution_20250825",
+            doc="https://docs.claude.com/en/docs/agents-and-tools/tool-use/code-execution-tool",
+        ),
+        "mcp": Hosted(
+            native="mcp-client-2025-11-20",
+            options=frozenset({"url", "name", "allowed_tools", "headers"}),
+            doc="https://docs.claude.com/en/docs/agents-and-tools/mcp-connector",
+        ),
+    }
+)
+# Claude on Vertex AI runs web search (with the web-search-2025-03-05 beta) and none of the
+# other server tools; the MCP connector "is currently not supported on Amazon Bedrock and
+# Google Vertex" (the connector's page above).
+_ANTHROPIC_VERTEX_HOSTED = frozen_hosted(
+    {
+        "web_search": Hosted(
+            native="web_search_20250305",
+            options=frozenset({"max_uses", "allowed_domains", "blocked_domains"}),
+            doc="https://cloud.google.com/vertex-ai/generative-ai/docs/partner-models/claude/web-search",
+        )
+    }
+)
+
 _ANTHROPIC = ProviderSpec(
     name="anthropic",
     cls="zerda.llm.wires.anthropic.interface:AnthropicInterface",
@@ -241,6 +373,7 @@ _ANTHROPIC = ProviderSpec(
         batch="anthropic",
         # https://docs.anthropic.com/en/api/messages-count-tokens
         count_tokens="anthropic",
+        hosted=_ANTHROPIC_HOSTED,
     ),
 )
 
@@ -325,6 +458,25 @@ _BEDROCK = ProviderSpec(
         # claude-sonnet-4-6 with adaptive thinking and a forced toolChoice: 400 "Thinking may
         # not be enabled when tool_choice forces tool use" (https://github.com/can1357/oh-my-pi/issues/341):
         # no model's adaptive thinking takes one here (forced_tool_with_adaptive, the default "").
+        # Converse's system tools: toolConfig.tools {"systemTool": {"name": ...}}
+        # (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_SystemTool.html),
+        # Amazon Nova's only; no options. Converse's Tool union has no field for Anthropic's
+        # server tools: Claude's run on the anthropic-bedrock row, not here.
+        hosted=frozen_hosted(
+            {
+                "web_search": Hosted(
+                    native="nova_grounding",
+                    # Nova Premier (Nova 1) and Nova 2 models.
+                    models=r"nova-premier|nova-2",
+                    doc="https://docs.aws.amazon.com/nova/latest/nova2-userguide/web-grounding.html",
+                ),
+                "code_execution": Hosted(
+                    native="nova_code_interpreter",
+                    models=r"nova-2",
+                    doc="https://docs.aws.amazon.com/nova/latest/userguide/tool-built-in.html",
+                ),
+            }
+        ),
     ),
 )
 
@@ -350,6 +502,50 @@ _GEMINI_TOOL_MEDIA = Media(
         }
     ),
     uris=frozenset({"gs", "files-api"}),
+)
+
+# Hosted tools (DESIGN §18), each a Tool field of generateContent's ``tools``
+# (https://ai.google.dev/api/caching#Tool): the Gemini API's google_search, url_context,
+# code_execution and file_search take none of the shared options (no use limit, no domain
+# lists, no location), so the core refuses them; file_search's vector store ids are its
+# fileSearchStores names and max_num_results its top_k.
+_GEMINI_HOSTED = frozen_hosted(
+    {
+        "web_search": Hosted(
+            native="google_search", doc="https://ai.google.dev/gemini-api/docs/google-search"
+        ),
+        "web_fetch": Hosted(
+            native="url_context", doc="https://ai.google.dev/gemini-api/docs/url-context"
+        ),
+        "code_execution": Hosted(
+            native="code_execution", doc="https://ai.google.dev/gemini-api/docs/code-execution"
+        ),
+        "file_search": Hosted(
+            native="file_search",
+            options=frozenset({"vector_store_ids", "max_num_results"}),
+            doc="https://ai.google.dev/gemini-api/docs/file-search",
+        ),
+    }
+)
+# Vertex AI: google_search with exclude_domains (the blocked domains; "not supported in
+# Gemini API", google-genai's GoogleSearch), url_context and code_execution; no file_search
+# ("not supported in Vertex AI": its RAG is the retrieval tool, reachable as a native tool).
+_VERTEX_HOSTED = frozen_hosted(
+    {
+        "web_search": Hosted(
+            native="google_search",
+            options=frozenset({"blocked_domains"}),
+            doc="https://cloud.google.com/vertex-ai/generative-ai/docs/grounding/grounding-with-google-search",
+        ),
+        "web_fetch": Hosted(
+            native="url_context",
+            doc="https://cloud.google.com/vertex-ai/generative-ai/docs/url-context",
+        ),
+        "code_execution": Hosted(
+            native="code_execution",
+            doc="https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/code-execution",
+        ),
+    }
 )
 
 _GEMINI = ProviderSpec(
@@ -386,6 +582,7 @@ _GEMINI = ProviderSpec(
         batch="gemini",
         # https://ai.google.dev/api/tokens (on Vertex AI too: countTokens).
         count_tokens="gemini",
+        hosted=_GEMINI_HOSTED,
     ),
 )
 
@@ -579,7 +776,9 @@ _AZURE = ProviderSpec(
     price_provider="azure",
     profile_providers=("azure", "openai"),
     # Azure's batch API needs a Global-Batch deployment and its own file routes: not mapped.
-    traits=replace(_OPENAI_TRAITS, batch=None),
+    # Its Chat Completions reference documents no hosted tool (no search models, no
+    # web_search_options): web search runs on azure-responses.
+    traits=replace(_OPENAI_TRAITS, batch=None, hosted=frozen_hosted({})),
     # The latest GA data-plane version:
     # https://learn.microsoft.com/azure/ai-services/openai/api-version-lifecycle
     defaults=MappingProxyType({"api_version": "2024-10-21"}),
@@ -600,7 +799,7 @@ _AZURE_RESPONSES = ProviderSpec(
     price_provider="azure",
     profile_providers=("azure", "openai"),
     # Azure documents no /responses/input_tokens route: counts are estimated.
-    traits=replace(_OPENAI_RESPONSES.traits, count_tokens=None),
+    traits=replace(_OPENAI_RESPONSES.traits, count_tokens=None, hosted=_AZURE_RESPONSES_HOSTED),
     # The Responses API needs 2025-03-01-preview or later:
     # https://learn.microsoft.com/azure/ai-services/openai/how-to/responses
     defaults=MappingProxyType({"api_version": "2025-04-01-preview"}),
@@ -626,7 +825,17 @@ _ANTHROPIC_BEDROCK = ProviderSpec(
     # Bedrock yet"): counts are estimated (the bedrock row counts through CountTokens).
     # Bedrock refuses adaptive thinking with a forced tool_choice too (the bedrock row's
     # forced_tool_with_adaptive: https://github.com/can1357/oh-my-pi/issues/341).
-    traits=replace(_ANTHROPIC.traits, batch=None, count_tokens=None, forced_tool_with_adaptive=""),
+    # InvokeModel runs none of Anthropic's server tools ("the web search tool is not
+    # available on Bedrock", https://github.com/anthropics/anthropic-sdk-python/issues/948:
+    # "Input tag 'web_search_20250305' ... does not match any of the expected tags"; the MCP
+    # connector neither): hosted tools only as native ones.
+    traits=replace(
+        _ANTHROPIC.traits,
+        batch=None,
+        count_tokens=None,
+        forced_tool_with_adaptive="",
+        hosted=frozen_hosted({}),
+    ),
 )
 _ANTHROPIC_VERTEX = ProviderSpec(
     name="anthropic-vertex",
@@ -645,7 +854,7 @@ _ANTHROPIC_VERTEX = ProviderSpec(
     price_provider="google",
     profile_providers=("google-vertex-anthropic", "anthropic"),
     # Vertex AI batches through its own batch prediction jobs, not Message Batches.
-    traits=replace(_ANTHROPIC.traits, batch=None),
+    traits=replace(_ANTHROPIC.traits, batch=None, hosted=_ANTHROPIC_VERTEX_HOSTED),
 )
 _VERTEX = ProviderSpec(
     name="vertex",
@@ -665,7 +874,7 @@ _VERTEX = ProviderSpec(
     profile_providers=("google-vertex", "google"),
     # Vertex AI batches are batch prediction jobs over Cloud Storage / BigQuery, not the
     # Gemini API's inline or file batchGenerateContent that llm.batch maps.
-    traits=replace(_GEMINI.traits, batch=None),
+    traits=replace(_GEMINI.traits, batch=None, hosted=_VERTEX_HOSTED),
     defaults=MappingProxyType({"vertexai": True}),
 )
 

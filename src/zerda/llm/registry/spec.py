@@ -55,6 +55,12 @@ class ProviderSpec:
 
         return tuple(p.name for p in registry.REGISTRY.values() if getattr(p.traits, trait))
 
+    def rows_hosting(self, kind: str) -> tuple[str, ...]:
+        """The names of the registry's rows that run the hosted tool ``kind`` (DESIGN §18)."""
+        from zerda.llm import registry
+
+        return tuple(p.name for p in registry.REGISTRY.values() if kind in p.traits.hosted)
+
     def interface_class(self) -> type[BaseLLMInterface]:
         module, _, cls = self.cls.partition(":")
         result: type[BaseLLMInterface] = getattr(importlib.import_module(module), cls)

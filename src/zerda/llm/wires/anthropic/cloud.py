@@ -125,6 +125,11 @@ class AnthropicVertexInterface(AnthropicInterface):
     provider = "anthropic-vertex"
     client_class: ClassVar[str] = "AnthropicVertex"
     async_client_class: ClassVar[str] = "AsyncAnthropicVertex"
+    # Web search on Vertex AI is sent "with a beta header: anthropic-beta:
+    # web-search-2025-03-05" (https://cloud.google.com/vertex-ai/generative-ai/docs/partner-models/claude/web-search;
+    # without it: "Input tag 'web_search_20250305' found using 'type' does not match any of
+    # the expected tags", https://github.com/ax-llm/ax/pull/457).
+    hosted_betas: ClassVar[frozenset[str]] = frozenset({"web_search"})
 
     def __init__(self, model: str | None = None, **kwargs: Any) -> None:
         _vertex_names(type(self).__name__, kwargs)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from zerda.llm._body_json import encode_body
+from zerda.llm._body_json import AsyncChunks, Body, SyncChunks, body_pieces
 from zerda.llm._fastpath import PrivateName
 from zerda.llm._signatures import signature_options
 
@@ -182,13 +182,25 @@ def _sends_bytes(sdk: Any, client: Any, is_async: bool) -> bool:
     return same and not getattr(client, "_middleware", ())
 
 
-def _encoded(body: dict[str, Any], options: dict[str, Any]) -> bytes | None:
+def _encoded(body: dict[str, Any], options: dict[str, Any]) -> Body | None:
     """The body (``extra_body`` merged in, as the SDK merges it) as the JSON bytes the
     SDK's encoder writes (anthropic/_utils/_json.py's settings: :mod:`zerda.llm._body_json`);
     None when a value is not plain JSON (the SDK's own encoder then takes it as ``body=``)."""
     extra = options.get("extra_json")
     merged = {**body, **extra} if isinstance(extra, dict) else body
-    return encode_body(merged)
+    return body_pieces(merged)
+
+
+def _content(pieces: Body, options: dict[str, Any], is_async: bool) -> tuple[Any, dict[str, Any]]:
+    """``content=`` and the options without ``extra_json`` (merged into the bytes): the
+    bytes, or, for a body holding an image's or a document's base64 text, its pieces sent
+    in turn, the text a slice at a time (no second copy of it), with their Content-Length."""
+    options = {k: v for k, v in options.items() if k != "extra_json"}
+    if not pieces.spliced:
+        return pieces.joined(), options
+    headers = {**(options.get("headers") or {}), "Content-Length": str(pieces.length)}
+    chunks = AsyncChunks(pieces) if is_async else SyncChunks(pieces)
+    return chunks, {**options, "headers": headers}
 
 
 def post_arguments(
@@ -210,11 +222,10 @@ def post_arguments(
         "stream": stream,
         "stream_cls": stream_cls,
     }
-    content = _encoded(body, options) if _sends_bytes(sdk, client, is_async) else None
-    if content is None:
+    pieces = _encoded(body, options) if _sends_bytes(sdk, client, is_async) else None
+    if pieces is None:
         args["body"] = body
     else:
-        args["content"] = content
-        options = {k: v for k, v in options.items() if k != "extra_json"}
+        args["content"], options = _content(pieces, options, is_async)
     args["options"] = options
     return args

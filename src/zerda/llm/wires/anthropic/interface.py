@@ -7,7 +7,9 @@ travel in ONE user message of ``tool_result`` blocks, before any user text; text
 must be non-empty; tool-use ids must match ``^[a-zA-Z0-9_-]+$``. Extended thinking with
 tools needs the assistant turn's thinking blocks (with their signatures) sent back
 unchanged before its ``tool_use`` blocks: Zerda keeps them in
-``provider_data["anthropic"]["thinking"]``, never in ``content``.
+``provider_data["anthropic"]["thinking"]``, never in ``content``. A turn that used a server
+tool (DESIGN §18: web search, web fetch, code execution, MCP...; server_tools.py) keeps all
+its blocks in ``provider_data["anthropic"]["content"]`` and goes back as exactly those.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ from zerda.llm.wires.anthropic import batch as _batch_anthropic
 from zerda.llm.wires.anthropic import count as _count
 from zerda.llm.wires.anthropic import fastpath as _anthropic_post
 from zerda.llm.wires.anthropic import long_answers as _long
+from zerda.llm.wires.anthropic import server_tools as _server
+from zerda.llm.wires.anthropic import stream_blocks as _blocks
 from zerda.llm.wires.anthropic.errors import ERROR_TYPE_STATUS
 
 if TYPE_CHECKING:
@@ -84,6 +88,11 @@ class AnthropicInterface(BaseLLMInterface):
     fast_path_names: ClassVar[tuple[PrivateName, ...]] = _anthropic_post.PRIVATE_NAMES
     # llm.count_tokens: POST /v1/messages/count_tokens (count.py).
     token_counter = _count.MessagesCounter
+    # The hosted tools (DESIGN §18) this platform takes only with their beta header: web
+    # fetch ("web fetch is a beta tool, so the request also needs the web-fetch-2025-09-10
+    # beta header", https://github.com/anthropics/anthropic-sdk-go/issues/235) and code
+    # execution (code-execution-2025-08-25, https://docs.claude.com/en/docs/agents-and-tools/tool-use/code-execution-tool).
+    hosted_betas: ClassVar[frozenset[str]] = frozenset({"web_fetch", "code_execution"})
 
     def __init__(self, model: str | None = None, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
@@ -119,6 +128,9 @@ class AnthropicInterface(BaseLLMInterface):
         if req.system:
             kwargs["system"] = _map_system(req.system_parts) if req.system_parts else req.system
         tools = _map_tools(req.tools)
+        hosted = self._map_hosted(req) if req.hosted or req.server_history else None
+        if hosted:
+            tools = [*(tools or []), *hosted[0]]
         if tools:
             kwargs["tools"] = _cache_last(tools) if req.cache_tools else tools
         _check_cache_points(kwargs, cached)
@@ -126,6 +138,8 @@ class AnthropicInterface(BaseLLMInterface):
         if tool_choice:
             kwargs["tool_choice"] = tool_choice
         kwargs.update(_map_options(req, self.default_max_tokens))
+        if hosted:
+            _with_hosted_fields(kwargs, hosted[1], hosted[2])
         kwargs.update(_map_reasoning(req.reasoning))
         if req.timeout is not None:  # the SDK's per-request option, in seconds
             kwargs["timeout"] = req.timeout
@@ -133,6 +147,41 @@ class AnthropicInterface(BaseLLMInterface):
         if output:  # beside any other output_config field (effort)
             kwargs["output_config"] = {**kwargs.get("output_config", {}), **output}
         return _with_native(kwargs, req.native)
+
+    def _map_hosted(
+        self, req: Request
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+        """The hosted tools (DESIGN §18): tools entries (after the functions), MCP servers
+        and the betas they need (server_tools.py), in the row's native versions; and the
+        betas of the server tools whose blocks the history sends back (a beta block in a
+        request needs its beta as a tool does)."""
+        traits = self.spec.traits.hosted
+        tools, servers, betas = _server.map_hosted(req.hosted, traits, self.hosted_betas)
+        if req.server_history:
+            kinds = _server.replayed_kinds(req.messages, self._replays_hosted)
+            betas += _server.betas_of(kinds, traits, self.hosted_betas)
+        return tools, servers, list(dict.fromkeys(betas))
+
+    def _replays_hosted(self, message: dict[str, Any]) -> bool:
+        """Whether the turn's native blocks go back as they are: they are kept
+        (``provider_data["anthropic"]["content"]``) and this row runs every kind of server
+        tool the turn used; otherwise its calls go back as text (DESIGN §18)."""
+        data = (message.get("provider_data") or {}).get("anthropic")
+        if not isinstance(data, dict) or not isinstance(data.get("content"), list):
+            return False
+        runs = set(self.spec.traits.hosted)
+        if runs:  # tool search and Anthropic's other server tools ride along on such a row
+            runs |= {"tool_search", "other"}
+        return all(c.get("type") in runs for c in message["server_tool_calls"])
+
+    def _raw_json(self, raw: Any) -> Any:
+        """The body as JSON (include_raw=True): the SDK's models dumped as the base does,
+        but quietly, as an answer holding a block the SDK does not know makes pydantic
+        warn (it builds such a block as a TextBlock)."""
+        dump = getattr(raw, "model_dump", None)
+        if callable(dump):
+            return dump(mode="json", by_alias=True, exclude_unset=True, warnings=False)
+        return super()._raw_json(raw)
 
     def _map_response_format(self, output: OutputSpec) -> dict[str, Any]:
         """``output_config.format``: a JSON schema with closed objects, without the
@@ -185,13 +234,19 @@ class AnthropicInterface(BaseLLMInterface):
             # The SDK builds a Message from any JSON ({} included) without checking it.
             raise malformed_response(self.provider, f"no 'content' list in {excerpt(raw)}")
         thinking = [_map_thinking_block(b) for b in blocks if _type(b) in _THINKING_TYPES]
+        hosted = _server.has_hosted(blocks)
+        data: dict[str, Any] = {"thinking": thinking} if thinking else {}
+        if hosted:  # the turn's blocks, to send back as they are (DESIGN §18)
+            data["content"] = _server.native_blocks(blocks)
         return self._make_result(
             _map_text(blocks),
             parse_anthropic_tool_calls(blocks),
             _get(raw, "stop_reason"),
             _map_usage(_get(raw, "usage")),
-            {"anthropic": {"thinking": thinking}} if thinking else None,
+            {"anthropic": data} if data else None,
             "".join(b["thinking"] for b in thinking if b["type"] == "thinking"),
+            server_tool_calls=_server.map_server_calls(blocks) if hosted else None,
+            citations=_server.map_citations(blocks) or None,
         )
 
     def _map_stop_reason(self, native: Any) -> str:
@@ -379,15 +434,42 @@ def _text_blocks(text: str | None) -> list[dict[str, Any]]:
 
 def _map_assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     provider_data = message.get("provider_data")
+    if provider_data and "server_tool_calls" in message:
+        native = (provider_data.get("anthropic") or {}).get("content")
+        if isinstance(native, list):  # a hosted tools' turn this row takes back (DESIGN §18)
+            return _replay_native(native, message["tool_calls"])
     blocks = _map_thinking(provider_data) if provider_data else []
     text = message["content"]
     if text and not text.isspace():
         blocks.append({"type": "text", "text": text})
     for c in message["tool_calls"]:
-        blocks.append(
-            {"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["arguments"]}
-        )
+        blocks.append(_map_tool_use(c))
     return blocks
+
+
+def _replay_native(native: list[Any], calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The turn's own blocks, copied, in their order: server tool uses and results with
+    their ids and encrypted content, thinking with its signatures, text with its citations
+    (encrypted_index). Its tool_use blocks are the message's tool calls, in order (their
+    ids as this request sends them); empty text blocks, which the API refuses in a request,
+    are left out."""
+    pending = iter(calls)
+    out: list[dict[str, Any]] = []
+    for block in native:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_use":
+            call = next(pending, None)
+            if call is not None:
+                out.append({**_server.plain(block), **_map_tool_use(call)})
+        elif block.get("type") != "text" or block.get("text"):
+            out.append(_server.plain(block))
+    out.extend(_map_tool_use(call) for call in pending)
+    return out
+
+
+def _map_tool_use(call: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call["id"], "name": call["name"], "input": call["arguments"]}
 
 
 def _map_thinking(provider_data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -551,14 +633,39 @@ def _map_reasoning(plan: Plan | None) -> dict[str, Any]:
     return native
 
 
+_BETA_HEADER = "anthropic-beta"
+
+
+def _with_hosted_fields(kwargs: dict[str, Any], servers: list[Any], betas: list[str]) -> None:
+    """``mcp_servers`` (a body field messages.create() has no parameter for: extra_body)
+    and the ``anthropic-beta`` header the hosted tools need (comma-separated values,
+    https://docs.anthropic.com/en/api/beta-headers)."""
+    if servers:
+        kwargs["extra_body"] = {**kwargs.get("extra_body", {}), "mcp_servers": servers}
+    if betas:
+        kwargs["extra_headers"] = {_BETA_HEADER: ",".join(betas)}
+
+
 def _with_native(kwargs: dict[str, Any], native: dict[str, Any]) -> dict[str, Any]:
-    """``**native`` over Zerda's arguments; ``extra_body`` dicts merged, the caller's winning."""
+    """``**native`` over Zerda's arguments; ``extra_body`` and ``extra_headers`` dicts
+    merged, the caller's winning, but both lists of betas kept."""
     if not native:
         return kwargs
     merged = {**kwargs, **native}
-    if isinstance(kwargs.get("extra_body"), dict) and isinstance(native.get("extra_body"), dict):
-        merged["extra_body"] = {**kwargs["extra_body"], **native["extra_body"]}
+    for key in ("extra_body", "extra_headers"):
+        if isinstance(kwargs.get(key), dict) and isinstance(native.get(key), dict):
+            merged[key] = {**kwargs[key], **native[key]}
+    headers = merged.get("extra_headers")
+    if isinstance(kwargs.get("extra_headers"), dict) and isinstance(headers, dict):
+        betas = [kwargs["extra_headers"].get(_BETA_HEADER), headers.get(_BETA_HEADER)]
+        merged["extra_headers"] = {**headers, _BETA_HEADER: _joined_betas(betas)}
     return merged
+
+
+def _joined_betas(values: list[Any]) -> str:
+    """Comma-separated beta values, each once, in order."""
+    names = [n.strip() for v in values if isinstance(v, str) for n in v.split(",") if n.strip()]
+    return ",".join(dict.fromkeys(names))
 
 
 # --- response pieces ----------------------------------------------------------------------
@@ -607,13 +714,18 @@ def _map_usage(usage: Any) -> dict[str, Any] | None:
     read = _get(usage, "cache_read_input_tokens")
     write = _get(usage, "cache_creation_input_tokens")
     thinking = _get(_get(usage, "output_tokens_details"), "thinking_tokens")
-    return make_usage(
+    mapped: dict[str, Any] = make_usage(
         plus(_get(usage, "input_tokens"), read, write),
         _get(usage, "output_tokens"),
         cache_read=read,
         cache_write=write,
         reasoning=thinking,
     )
+    # usage.server_tool_use: the web searches and fetches the answer made (DESIGN §18).
+    requests = _server.server_tool_requests(usage)
+    if requests:
+        mapped["server_tool_requests"] = requests
+    return mapped
 
 
 def _map_status_error(exc: Any, provider: str) -> ZerdaError:
@@ -715,13 +827,22 @@ def _on_message_start(acc: StreamAccumulator, event: Any) -> Events:
 def _on_block_start(acc: StreamAccumulator, event: Any) -> Events:
     block = _get(event, "content_block")
     kind = _type(block)
+    index = _get(event, "index")
     if kind == "tool_use":
-        return acc.start_call(_get(event, "index"), _get(block, "id"), _get(block, "name"))
+        _blocks.start(acc, index, _server.plain(block))
+        return acc.start_call(index, _get(block, "id"), _get(block, "name"))
     if kind == "text":
+        _blocks.start(acc, index, _blocks.text_record(acc, block))
         return acc.text(_get(block, "text"))
     if kind in _THINKING_TYPES:
-        _thinking_list(acc).append(_map_thinking_block(block))
-    return []
+        thinking = _map_thinking_block(block)
+        _thinking_list(acc).append(thinking)
+        _blocks.start(acc, index, thinking)
+        return []
+    if not _server.is_hosted_block(block):  # no type: no block
+        return []
+    # A server tool's block (DESIGN §18), or one Zerda does not know: kept, never dropped.
+    return _blocks.start_hosted(acc, index, block)
 
 
 def _on_block_delta(acc: StreamAccumulator, event: Any) -> Events:
@@ -730,7 +851,13 @@ def _on_block_delta(acc: StreamAccumulator, event: Any) -> Events:
     if kind == "text_delta":
         return acc.text(_get(delta, "text"))
     if kind == "input_json_delta":
-        return acc.add_arguments(_get(event, "index"), _get(delta, "partial_json"))
+        index, fragment = _get(event, "index"), _get(delta, "partial_json")
+        if _blocks.add_input(acc, index, fragment):  # a server tool use's input
+            return []
+        return acc.add_arguments(index, fragment)
+    if kind == "citations_delta":
+        _blocks.add_citation(acc, _get(event, "index"), _get(delta, "citation"))
+        return []
     if kind == "thinking_delta":
         _current_thinking(acc)["thinking"] += _get(delta, "thinking")
         return acc.reasoning(_get(delta, "thinking"))
@@ -741,7 +868,9 @@ def _on_block_delta(acc: StreamAccumulator, event: Any) -> Events:
 
 
 def _on_block_stop(acc: StreamAccumulator, event: Any) -> Events:
-    return acc.end_call(_get(event, "index"))
+    index = _get(event, "index")
+    events = _blocks.stop(acc, index)
+    return events + acc.end_call(index)
 
 
 def _on_message_delta(acc: StreamAccumulator, event: Any) -> Events:
@@ -764,6 +893,7 @@ def _merged_usage(start: Any, update: Any) -> Any:
         "cache_read_input_tokens",
         "cache_creation_input_tokens",
         "output_tokens_details",
+        "server_tool_use",
     )
     merged = {f: _get(start, f) for f in fields}
     merged.update({f: _get(update, f) for f in fields if _get(update, f) is not None})
@@ -772,12 +902,12 @@ def _merged_usage(start: Any, update: Any) -> Any:
 
 def _on_message_stop(acc: StreamAccumulator, event: Any) -> Events:
     acc.finished = True
-    return []
+    return _blocks.finish(acc)
 
 
 def _thinking_list(acc: StreamAccumulator) -> list[dict[str, Any]]:
-    data = acc.provider_data.setdefault("anthropic", {"thinking": []})
-    thinking: list[dict[str, Any]] = data["thinking"]
+    data = acc.provider_data.setdefault("anthropic", {})
+    thinking: list[dict[str, Any]] = data.setdefault("thinking", [])
     return thinking
 
 

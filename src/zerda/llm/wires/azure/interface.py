@@ -13,6 +13,8 @@ The ``model`` is the deployment name: the SDK sends Chat Completions to
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from zerda.llm._fastpath import PrivateName
@@ -76,6 +78,10 @@ class AzureResponsesInterface(_AzureClient, OpenAIResponsesInterface):
     provider = "azure-responses"
     fast_path_wire: ClassVar[str] = "azure-responses"
     fast_path_names: ClassVar[tuple[PrivateName, ...]] = _fastpath.RESPONSES_NAMES
+    # Azure documents none of the built-in tools' ``include`` values (sources, results,
+    # outputs: https://learn.microsoft.com/azure/ai-foundry/openai/how-to/responses): none
+    # is sent, so a hosted item's readable output may be empty there.
+    hosted_includes: ClassVar[Mapping[str, str]] = MappingProxyType({})
 
     def __init__(self, model: str | None = None, **kwargs: Any) -> None:
         super().__init__(model, **self._azure_kwargs(kwargs))

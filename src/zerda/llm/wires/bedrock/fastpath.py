@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from zerda.llm._body_json import PLACEHOLDER, Body, splice_payloads
 from zerda.llm._fastpath import PrivateName
 from zerda.llm.wires.bedrock.map import _Source
 
@@ -202,13 +203,16 @@ _OPERATIONS = ("Converse", "ConverseStream")
 
 class _Blobs:
     """The ``default`` of the prebuilt body's JSON encoder, which calls it for each blob
-    (bytes): written as botocore's serializer writes one (``_get_base64``: base64 text),
-    the media part's own text reused when its :class:`_Source` carries it (found once, at
-    the first blob: a history without media costs nothing)."""
+    (bytes): written as botocore's serializer writes one (``_get_base64``: base64 text).
+    The media part's own text, when its :class:`_Source` carries it (found once, at the
+    first blob: a history without media costs nothing), is not written by the encoder: a
+    placeholder stands for it, and the body is spliced around it (:mod:`zerda.llm._body_json`),
+    so no JSON string of the image's text is made and no CPU spent escaping it."""
 
     def __init__(self, head: dict[str, Any]) -> None:
         self._head = head
         self._texts: dict[int, str] | None = None
+        self.found: list[tuple[str, str]] = []
 
     def __call__(self, value: Any) -> str:
         if not isinstance(value, (bytes, bytearray)):
@@ -216,7 +220,10 @@ class _Blobs:
         if self._texts is None:
             self._texts = _media_texts(self._head)
         text = self._texts.get(id(value))  # the bytes are alive in head: ids are stable
-        return text if text is not None else base64.b64encode(value).decode("utf-8")
+        if text is None:
+            return base64.b64encode(value).decode("utf-8")
+        self.found.append(("", text))
+        return PLACEHOLDER
 
 
 def _media_texts(head: dict[str, Any]) -> dict[int, str]:
@@ -253,13 +260,19 @@ def _split_prebuilt(kwargs: dict[str, Any]) -> dict[str, Any]:
             rest[key] = value
     if not head:
         return kwargs
+    blobs = _Blobs(head)
     try:
         # botocore's json.dumps settings (the defaults); no circular check: the request
-        # was checked (a circular value fails botocore's validator first).
-        encoder = json.JSONEncoder(default=_Blobs(head), check_circular=False)
-        rest[_PREBUILT] = encoder.encode(head)
+        # was checked (a circular value fails botocore's validator first). ASCII only
+        # (ensure_ascii), so the bytes are the text's.
+        encoder = json.JSONEncoder(default=blobs, check_circular=False)
+        written = encoder.encode(head).encode("ascii")
     except (TypeError, ValueError):  # not plain JSON: botocore serializes it all
         return kwargs
+    pieces = splice_payloads(written, blobs.found)
+    if pieces is None:  # a text held the placeholder: botocore serializes it all
+        return kwargs
+    rest[_PREBUILT] = pieces
     return rest
 
 
@@ -287,12 +300,15 @@ def _take_prebuilt(params: dict[str, Any], context: dict[str, Any], **_: Any) ->
 def _splice_prebuilt(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
     """``before-call``: the prebuilt fields at the head of the serialized body (both are
     ``json.dumps`` objects: the result is the text of one dict holding both)."""
-    text = context.pop(_PREBUILT, None)
-    if text is None:
+    head = context.pop(_PREBUILT, None)
+    if head is None:
         return
-    head = text.encode("utf-8")
     body = params.get("body") or b"{}"
-    params["body"] = head if body == b"{}" else b"".join([head[:-1], b", ", body[1:]])
+    if body != b"{}":
+        *before, last = head.pieces
+        head = Body([*before, last[:-1], b", ", body[1:]])  # the last piece is bytes: "...}"
+    # Written a slice at a time into one buffer: an image's text is never held twice.
+    params["body"] = head.joined()
 
 
 def _register_prebuilt(client: Any) -> None:

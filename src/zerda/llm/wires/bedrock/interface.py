@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 from collections.abc import AsyncIterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -34,6 +35,14 @@ from zerda.llm.wires.bedrock import fastpath as _fast
 from zerda.llm.wires.bedrock import logs as _logs
 from zerda.llm.wires.bedrock import timeouts as _timeouts
 from zerda.llm.wires.bedrock.errors import _map_client_error, _map_transport_error, _retry_after
+from zerda.llm.wires.bedrock.hosted import (
+    body_json,
+    is_server_use,
+    native_content,
+    provider_content,
+    read_blocks,
+    server_names,
+)
 
 # Read here by tests of the media mapping (the module they were written against).
 from zerda.llm.wires.bedrock.map import _AUDIO_FORMATS as _AUDIO_FORMATS
@@ -55,7 +64,14 @@ from zerda.llm.wires.bedrock.map import _IMAGE_FORMATS as _IMAGE_FORMATS
 from zerda.llm.wires.bedrock.map import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
 from zerda.llm.wires.bedrock.map import _map_media as _map_media
 from zerda.llm.wires.bedrock.pump import _StreamPump
-from zerda.llm.wires.bedrock.stream import _close_opened, _close_reasoning, _Events, _feed_delta
+from zerda.llm.wires.bedrock.stream import (
+    _close_opened,
+    _Events,
+    _feed_delta,
+    _feed_end,
+    _feed_start,
+    _feed_stop,
+)
 
 if TYPE_CHECKING:
     from zerda.llm._stream import StreamAccumulator
@@ -308,14 +324,15 @@ class AWSInterface(BaseLLMInterface):
     # --- request ------------------------------------------------------------------------
 
     def _build_request(self, req: Request) -> dict[str, Any]:
-        messages = _map_messages(req.messages, self.traits.tool_name)
+        messages = _map_messages(req.messages, self.traits.tool_name, self._replays_hosted)
         kwargs: dict[str, Any] = {"modelId": self.model, "messages": messages}
         if req.system:
             kwargs["system"] = _map_system(req)
         inference = _map_options(req)
         if inference:
             kwargs["inferenceConfig"] = inference
-        tool_config = _map_tools(req, messages)
+        natives = {kind: h.native for kind, h in self.traits.hosted.items()}
+        tool_config = _map_tools(req, messages, natives)
         if tool_config and req.cache_tools and req.tools:
             tool_config = {**tool_config, "tools": [*tool_config["tools"], _CACHE_POINT]}
         if tool_config:
@@ -412,7 +429,8 @@ class AWSInterface(BaseLLMInterface):
             # rather than an error: raised as the parse error it is (mapped in _map_error).
             raise ResponseParserError("the response has no output or stopReason")
         blocks = (raw["output"].get("message") or {}).get("content") or []
-        text = "".join(b["text"] for b in blocks if isinstance(b, dict) and b.get("text"))
+        # Text blocks and citationsContent text, server calls, citations (hosted.py).
+        text, hosted = read_blocks(blocks, self._hosted_kinds(), _keep_reasoning)
         shown = "".join(_reasoning_text(b.get("reasoningContent")) for b in blocks)
         reasoning = [
             r
@@ -420,14 +438,47 @@ class AWSInterface(BaseLLMInterface):
             if "reasoningContent" in b
             if (r := _keep_reasoning(b["reasoningContent"]))
         ]
-        provider_data = {"bedrock": {"reasoning": reasoning}} if reasoning else None
+        data: dict[str, Any] = {"reasoning": reasoning} if reasoning else {}
+        content = provider_content(hosted)
+        if content is not None:
+            data["content"] = content
         return self._make_result(
             text or None,
-            parse_bedrock_tool_calls(blocks),
+            parse_bedrock_tool_calls([b for b in blocks if not is_server_use(b)]),
             raw.get("stopReason"),
             _map_usage(raw.get("usage")),
-            provider_data,
+            {"bedrock": data} if data else None,
             shown,
+            server_tool_calls=hosted.calls or None,
+            citations=hosted.citations or None,
+        )
+
+    def _raw_json(self, raw: Any) -> Any:
+        """include_raw=True: the body Bedrock sent (botocore's dict, less its
+        ResponseMetadata, blobs as base64 text); a stream's events as botocore yields them."""
+        return body_json(raw) if isinstance(raw, dict) else super()._raw_json(raw)
+
+    def _hosted_kinds(self) -> dict[str, str]:
+        """Native system tool name -> unified hosted type (the registry row's traits), built
+        once (a stream asks for it on every event)."""
+        kinds: dict[str, str] | None = self.__dict__.get("_kinds")
+        if kinds is None:
+            kinds = {h.native: kind for kind, h in self.traits.hosted.items()}
+            self.__dict__["_kinds"] = kinds
+        return kinds
+
+    def _replays_hosted(self, message: dict[str, Any]) -> bool:
+        """Whether an assistant message's kept answer blocks (server calls, their results,
+        citations) go back as they came (hosted.replay_content): when it holds them and
+        this model runs each system tool they call (Nova's blocks are not sent to Claude on
+        this row: another model gets their readable text, as another provider does)."""
+        content = native_content(message.get("provider_data"))
+        if content is None:
+            return False
+        runs = {h.native: h.models for h in self.traits.hosted.values()}
+        return all(
+            not runs.get(name) or re.search(runs[name], str(self.model))
+            for name in server_names(content)
         )
 
     def _map_stop_reason(self, native: Any) -> str:
@@ -486,23 +537,17 @@ class AWSInterface(BaseLLMInterface):
 
     def _feed(self, acc: StreamAccumulator, chunk: Any) -> list[dict[str, Any]]:
         if "contentBlockDelta" in chunk:
-            return _feed_delta(acc, chunk["contentBlockDelta"])
+            return _feed_delta(acc, chunk["contentBlockDelta"], self._hosted_kinds())
         if "contentBlockStart" in chunk:
-            event = chunk["contentBlockStart"]
-            use = (event.get("start") or {}).get("toolUse")
-            if use:
-                return acc.start_call(
-                    event.get("contentBlockIndex"), use.get("toolUseId"), use.get("name")
-                )
-            return []
+            return _feed_start(acc, chunk["contentBlockStart"], self._hosted_kinds())
         if "contentBlockStop" in chunk:
             index = chunk["contentBlockStop"].get("contentBlockIndex")
-            _close_reasoning(acc, index)
-            return acc.end_call(index)
+            return _feed_stop(acc, index, self._hosted_kinds())
         if "messageStop" in chunk:
             acc.finished = True
             acc.native_stop = chunk["messageStop"].get("stopReason")
-        elif "metadata" in chunk:
+            return _feed_end(acc, self._hosted_kinds())
+        if "metadata" in chunk:
             acc.usage = _map_usage(chunk["metadata"].get("usage"))
         return []
 

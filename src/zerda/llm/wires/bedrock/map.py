@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from zerda.llm._request import Request
@@ -19,6 +19,15 @@ from zerda.llm.parts import b64decode, is_parts
 from zerda.llm.reasoning import Plan
 from zerda.llm.tools import to_bedrock_tools
 from zerda.llm.usage import make_usage, plus
+from zerda.llm.wires.bedrock.hosted import (
+    history_server_names,
+    is_server_use,
+    map_hosted,
+    native_content,
+    replay_content,
+    system_tool_names,
+    tool_use,
+)
 
 # maxTokens sent on top of a thinking budget when the call gives none (the budget must be
 # below maxTokens).
@@ -37,13 +46,19 @@ _STOP_REASONS = {
 # --- messages -------------------------------------------------------------------------
 
 
-def _map_messages(messages: list[dict[str, Any]], name_pattern: str) -> list[dict[str, Any]]:
+def _map_messages(
+    messages: list[dict[str, Any]],
+    name_pattern: str,
+    replays: Callable[[dict[str, Any]], bool] | None = None,
+) -> list[dict[str, Any]]:
     """Converse messages: strict user/assistant alternation (consecutive same-role turns
-    merged, tool results in the user turn that follows the calls), no empty blocks."""
+    merged, tool results in the user turn that follows the calls), no empty blocks.
+    ``replays``: whether an assistant message's kept answer blocks go back as they came
+    (the interface's ``_replays_hosted``)."""
     out: list[dict[str, Any]] = []
     for message in messages:
         role = "assistant" if message["role"] == "assistant" else "user"
-        blocks = _map_message(message, name_pattern)
+        blocks = _map_message(message, name_pattern, replays)
         if not blocks:
             continue
         if out and out[-1]["role"] == role:
@@ -55,11 +70,36 @@ def _map_messages(messages: list[dict[str, Any]], name_pattern: str) -> list[dic
     return out
 
 
-def _map_message(message: dict[str, Any], name_pattern: str) -> list[dict[str, Any]]:
+def _map_message(
+    message: dict[str, Any],
+    name_pattern: str,
+    replays: Callable[[dict[str, Any]], bool] | None = None,
+) -> list[dict[str, Any]]:
     """The content blocks of one unified message (a cache point after them with
     ``cache=True``)."""
-    blocks = _map_blocks(message, name_pattern)
+    if message["role"] == "assistant" and replays is not None and replays(message):
+        blocks = _map_kept_answer(message, name_pattern)
+    else:
+        blocks = _map_blocks(message, name_pattern)
     return [*blocks, _CACHE_POINT] if message.get("cache_after") and blocks else blocks
+
+
+def _map_kept_answer(message: dict[str, Any], name_pattern: str) -> list[dict[str, Any]]:
+    """An answer that held hosted-tool blocks or citations, sent back as it came
+    (hosted.replay_content), its function calls checked as any others."""
+    _check_call_names(message, name_pattern)
+    content = native_content(message.get("provider_data")) or []
+    return replay_content(content, message["tool_calls"], _replay_reasoning_block)
+
+
+def _check_call_names(message: dict[str, Any], name_pattern: str) -> None:
+    name_ok = _name_rule(name_pattern)
+    for j, call in enumerate(message["tool_calls"]):
+        if not name_ok(call["name"]):
+            raise InvalidRequestError(
+                f"messages: an assistant message calls a tool named {call['name']!r} "
+                f"(tool_calls[{j}]), which bedrock refuses: tool names must match {name_pattern}"
+            )
 
 
 def _map_blocks(message: dict[str, Any], name_pattern: str) -> list[dict[str, Any]]:
@@ -74,16 +114,8 @@ def _map_blocks(message: dict[str, Any], name_pattern: str) -> list[dict[str, An
     )
     if role != "assistant":
         return blocks
-    name_ok = _name_rule(name_pattern)
-    for j, call in enumerate(message["tool_calls"]):
-        if not name_ok(call["name"]):
-            raise InvalidRequestError(
-                f"messages: an assistant message calls a tool named {call['name']!r} "
-                f"(tool_calls[{j}]), which bedrock refuses: tool names must match {name_pattern}"
-            )
-        blocks.append(
-            {"toolUse": {"toolUseId": call["id"], "name": call["name"], "input": call["arguments"]}}
-        )
+    _check_call_names(message, name_pattern)
+    blocks += [tool_use(call) for call in message["tool_calls"]]
     # Signed reasoning goes back first, before the text and toolUse blocks (Claude's
     # extended thinking with tools requires it).
     provider_data = message.get("provider_data")
@@ -265,36 +297,51 @@ def _map_tool_output(output: Any) -> dict[str, Any]:
 
 def _replay_reasoning(provider_data: dict[str, Any] | None) -> list[dict[str, Any]]:
     reasoning = ((provider_data or {}).get("bedrock") or {}).get("reasoning") or []
-    out = []
-    for entry in reasoning:
-        if not isinstance(entry, dict):
-            continue
-        if "redactedContent" in entry:  # kept as base64 text; botocore sends bytes
-            entry = {"redactedContent": base64.b64decode(entry["redactedContent"])}
-        out.append({"reasoningContent": entry})
-    return out
+    return [
+        {"reasoningContent": _replay_reasoning_block(entry)}
+        for entry in reasoning
+        if isinstance(entry, dict)
+    ]
+
+
+def _replay_reasoning_block(entry: dict[str, Any]) -> dict[str, Any]:
+    """A kept reasoningContent block as botocore sends it: redacted content was kept as
+    base64 text (results stay JSON), botocore sends bytes."""
+    if isinstance(entry, dict) and "redactedContent" in entry:
+        return {"redactedContent": base64.b64decode(entry["redactedContent"])}
+    return entry
 
 
 # --- tools and options ----------------------------------------------------------------
 
 
-def _map_tools(req: Request, messages: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """toolConfig. Converse has no tool_choice "none": the tools are left out, unless the
-    history holds toolUse/toolResult blocks, which Bedrock refuses without a toolConfig;
-    then the tools named in the history are declared (never a made-up dummy tool)."""
+def _map_tools(
+    req: Request, messages: list[dict[str, Any]], natives: Mapping[str, str] | None = None
+) -> dict[str, Any] | None:
+    """toolConfig: the functions, then the hosted tools (system tools, ``natives``: unified
+    type -> native name; hosted.map_hosted). Converse has no tool_choice "none": the tools
+    are left out, unless the history holds toolUse/toolResult blocks, which Bedrock refuses
+    without a toolConfig; then the tools named in the history are declared (never a
+    made-up dummy tool), a system tool's calls by that system tool."""
     choice = req.tool_choice
-    if req.tools and choice != "none":
-        config = to_bedrock_tools(req.tools) or {}
+    tools: list[Any] = []
+    if choice != "none":
+        tools = (to_bedrock_tools(req.tools) or {}).get("tools", [])
+        tools += map_hosted(req.hosted, natives or {})
+    if tools:
+        tools += _history_system_tools(messages, tools)
         native_choice = _map_tool_choice(choice)
-        return {**config, "toolChoice": native_choice} if native_choice else config
+        return {"tools": tools, "toolChoice": native_choice} if native_choice else {"tools": tools}
     names = _history_tool_names(messages)
-    if not names:
-        return None
-    return {
-        "tools": [
-            {"toolSpec": {"name": n, "inputSchema": {"json": {"type": "object"}}}} for n in names
-        ]
-    }
+    tools = [{"toolSpec": {"name": n, "inputSchema": {"json": {"type": "object"}}}} for n in names]
+    tools += _history_system_tools(messages, tools)
+    return {"tools": tools} if tools else None
+
+
+def _history_system_tools(messages: list[dict[str, Any]], declared: list[Any]) -> list[Any]:
+    """The system tools whose calls the history replays and ``declared`` lacks."""
+    have = system_tool_names(declared)
+    return [{"systemTool": {"name": n}} for n in history_server_names(messages) if n not in have]
 
 
 def _map_tool_choice(choice: str | dict[str, str] | None) -> dict[str, Any] | None:
@@ -310,7 +357,12 @@ def _map_tool_choice(choice: str | dict[str, str] | None) -> dict[str, Any] | No
 def _history_tool_names(messages: list[dict[str, Any]]) -> list[str]:
     """The tools the history calls, in order of first use (every toolResult answers one of
     these calls: resolve_tool_ids refuses orphan results)."""
-    names = [b["toolUse"]["name"] for m in messages for b in m["content"] if "toolUse" in b]
+    names = [
+        b["toolUse"]["name"]
+        for m in messages
+        for b in m["content"]
+        if "toolUse" in b and not is_server_use(b)
+    ]
     return list(dict.fromkeys(names))
 
 

@@ -34,14 +34,32 @@ GENERATE_NAMES: tuple[PrivateName, ...] = (
         "posts generateContent, and countTokens (count.py)",
         keywords=_REQUEST,
     ),
-    PrivateName(
-        _API, "BaseApiClient.request_streamed", "posts streamGenerateContent", keywords=_REQUEST
-    ),
     PrivateName(_API, "BaseApiClient.async_request", "as request", keywords=_REQUEST),
-    PrivateName(
-        _API, "BaseApiClient.async_request_streamed", "as request_streamed", keywords=_REQUEST
-    ),
     PrivateName(_API, "SdkHttpResponse", "the answer's body and headers"),
+    # generateContent's body goes as Zerda's bytes (sdk.py's _post): request()'s two
+    # steps, its HttpRequest's data the bytes, which the sender sends as they are, where
+    # request() writes its dict as JSON text and bytes (an image's text copied twice).
+    PrivateName(_API, "BaseApiClient._build_request", "request()'s first step", keywords=_REQUEST),
+    PrivateName(
+        _API,
+        "BaseApiClient._request",
+        "request()'s second step: sends it",
+        keywords=("http_request", "http_options", "stream"),
+    ),
+    PrivateName(
+        _API,
+        "BaseApiClient._async_request",
+        "as _request",
+        keywords=("http_request", "http_options", "stream"),
+    ),
+    PrivateName(
+        _API,
+        "BaseApiClient.__init__",
+        "the client's http_options (an extra_body there is merged into the dict)",
+        assigns=("_http_options",),
+    ),
+    PrivateName(_API, "HttpRequest", "data: bytes sent as they are", keywords=("data",)),
+    PrivateName(_API, "HttpResponse", "the answer's text", keywords=("headers", "response_stream")),
     PrivateName(
         "google.genai._transformers",
         "t_model",
@@ -100,24 +118,22 @@ GENERATE_NAMES: tuple[PrivateName, ...] = (
         "the continued answer's hops merged",
         keywords=("responses", "config"),
     ),
+    # streamGenerateContent (sdk.py's _chunks, stream.py): request_streamed's own steps,
+    # _build_request then _request(stream=True), the answer's SSE events read as JSON by
+    # its HttpResponse, an error event raised as request_streamed raises it.
+    PrivateName(_API, "HttpResponse.segments", "each SSE event's JSON, parsed"),
+    PrivateName(_API, "HttpResponse.async_segments", "as segments"),
     PrivateName(
-        "google.genai._extra_utils",
-        "StreamContinuation",
-        "a stream's hops resumed from their checkpoint",
-        keywords=("config",),
-    ),
-    PrivateName("google.genai._extra_utils", "StreamContinuation.start_hop", "a hop's token"),
-    PrivateName(
-        "google.genai._extra_utils",
-        "StreamContinuation.observe",
-        "each chunk",
-        keywords=("chunk",),
+        "google.genai.errors",
+        "APIError.raise_error",
+        "an error event mid-stream as its APIError",
+        keywords=("status_code", "response_json", "response"),
     ),
     PrivateName(
-        "google.genai._extra_utils",
-        "StreamContinuation.end_hop",
-        "resumes or ends",
-        keywords=("error",),
+        "google.genai.errors",
+        "APIError.raise_error_async",
+        "as raise_error",
+        keywords=("status_code", "response_json", "response"),
     ),
 )
 # A batch of file input (over the API's 20 MB inline limit) writes each JSONL line with the

@@ -53,15 +53,17 @@ from zerda.llm.registry import Media
 from zerda.llm.registry.profiles import GEMINI
 from zerda.llm.tools import parse_gemini_tool_calls, to_gemini_tools
 from zerda.llm.usage import make_usage, plus
-from zerda.llm.wires.gemini import batch as _batch_gemini
 from zerda.llm.wires.gemini import count as _count
 from zerda.llm.wires.gemini import documented as _gemini_documented
 from zerda.llm.wires.gemini import fastpath as _gemini_fastpath
+from zerda.llm.wires.gemini import hosted as _hosted
 from zerda.llm.wires.gemini import sdk as _gemini_sdk
+from zerda.llm.wires.gemini import stream as _stream
 
 if TYPE_CHECKING:
     from zerda.llm._stream import StreamAccumulator
     from zerda.llm._structured import OutputSpec
+    from zerda.llm.wires.gemini.batch import GeminiBatch
 
 T = TypeVar("T")
 Event = dict[str, Any]
@@ -192,36 +194,44 @@ class GeminiInterface(BaseLLMInterface):
         path, the tools' form and a few keys depend on. Off the fast path, the arguments of
         ``generate_content`` (:meth:`_documented_request`)."""
         native = dict(req.native)
-        config = _map_config(req, self._native_output(req))
-        if not self._fast:
-            return self._documented_request(req, native, config)
         api_client = self._api_client()
-        contents = _map_messages(req.messages, bool(api_client.vertexai))
+        vertex = bool(api_client.vertexai)
+        hosted, natives = _hosted.map_hosted(req.hosted, self.spec.traits.hosted)
+        config = _map_config(req, self._native_output(req), hosted, not vertex)
+        if not self._fast:
+            return self._documented_request(req, native, config, natives)
+        contents = _map_messages(req.messages, vertex)
         return {
             "model": self.model,
-            "body": _map_body(api_client, contents, config, native),
+            "body": _map_body(api_client, contents, config, native, natives),
             "http_options": _with_timeout(native.get("http_options"), req.timeout),
             # google-genai 3.x's automatic continuation, on unless the caller turns it off.
             "continuation": native.get("automatic_continuation") is not False,
         }
 
     def _documented_request(
-        self, req: Request, native: dict[str, Any], config: dict[str, Any]
+        self,
+        req: Request,
+        native: dict[str, Any],
+        config: dict[str, Any],
+        natives: list[dict[str, Any]],
     ) -> dict[str, Any]:
         """``generate_content``'s ``model``, ``contents`` and ``config``: Zerda's config fields
         in the SDK's forms, ``**native`` over them a field at a time (as :func:`_map_body`),
         the per-call timeout in ``http_options``. The SDK converts them for the API its
-        client speaks (the contents' Vertex AI keys are the models' own names)."""
+        client speaks (the contents' Vertex AI keys are the models' own names); native
+        hosted tools too (``natives``: the SDK validates them here)."""
         mine = {k: v for k, v in config.items() if k not in native}
-        if "tools" in mine:
-            mine["tools"] = json.loads(mine["tools"])
+        if "tools" in mine or natives:
+            mine["tools"] = json.loads(mine.get("tools") or "[]") + natives
         if "tool_config" in mine:
-            mine["tool_config"] = _map_tool_choice(mine["tool_config"], vertex=True)
+            mine["tool_config"] = _map_tool_config(mine["tool_config"], vertex=True)
         fields = {**mine, **native}
         http_options = _with_timeout(native.get("http_options"), req.timeout)
         if http_options is not None:
             fields["http_options"] = http_options
-        contents = _map_messages(req.messages, vertex=True)
+        on_vertex = bool(self._api_client().vertexai)
+        contents = _map_messages(req.messages, vertex=True, on_vertex=on_vertex)
         return _gemini_documented.request(self.model, contents, fields)
 
     def _api_client(self) -> Any:
@@ -256,10 +266,14 @@ class GeminiInterface(BaseLLMInterface):
         api_client = self.async_client._api_client
         return await self._retrying_async(lambda: _gemini_sdk.send_async(api_client, **native))
 
-    # --- batch (Batch Mode with inline requests; see _batch_gemini) ------------------------
+    # --- batch (Batch Mode with inline requests; see batch.py) ----------------------------
 
-    def _batch_protocol(self) -> _batch_gemini.GeminiBatch:
-        return _batch_gemini.GeminiBatch(self)
+    def _batch_protocol(self) -> GeminiBatch:
+        # Imported here: building an interface (import + client, benchmarks/bench_imports.py)
+        # does not load the batch machinery (zerda.llm.batch, the JSONL writer).
+        from zerda.llm.wires.gemini.batch import GeminiBatch
+
+        return GeminiBatch(self)
 
     # --- retries (Zerda's: base.py runs the loop and decides) -----------------------------
 
@@ -274,14 +288,45 @@ class GeminiInterface(BaseLLMInterface):
         candidate = _first_candidate(raw)
         parts = _candidate_parts(candidate)
         calls = parse_gemini_tool_calls({"candidates": [candidate] if candidate else []})
+        text = _map_text(parts)
+        provider_data = _map_provider_data(parts)
+        server_calls: list[dict[str, Any]] = []
+        citations: list[dict[str, Any]] = []
+        if candidate is not None and _hosted.has_hosted(candidate, parts):
+            server_calls, citations, kept = _map_server_side(candidate, parts, text)
+            provider_data = _with_parts(provider_data, kept)
         return self._make_result(
-            _map_text(parts),
+            text,
             calls,
             _native_stop(raw, candidate),
             _map_usage(raw.usage_metadata),
-            _map_provider_data(parts),
+            provider_data,
             _map_thoughts(parts),
+            server_tool_calls=server_calls,
+            citations=citations,
         )
+
+    def _raw_json(self, raw: Any) -> Any:
+        """The answer's JSON body (include_raw=True, DESIGN §18) from google-genai's
+        response: without the fields the SDK adds (``sdkHttpResponse``,
+        ``automaticFunctionCallingHistory``), bytes in the standard base64 Gemini sends. A
+        fast-path stream chunk is that JSON already (stream.py): a copy of its own, which
+        nothing of the result shares."""
+        if isinstance(raw, dict):
+            return json.loads(json.dumps(raw))
+        body = super()._raw_json(raw)
+        if isinstance(body, dict):
+            for key in ("sdkHttpResponse", "automaticFunctionCallingHistory", "parsed"):
+                body.pop(key, None)
+            for candidate in body.get("candidates") or ():
+                for part in ((candidate or {}).get("content") or {}).get("parts") or ():
+                    _standard_base64(part)
+        return body
+
+    def _replays_hosted(self, message: dict[str, Any]) -> bool:
+        """A turn that kept its parts (hosted.replay_parts sends them back); the Gemini API's
+        own server-side tool parts only where the client speaks the Gemini API."""
+        return _hosted.replays(message, bool(self._api_client().vertexai))
 
     def _map_stop_reason(self, native: Any) -> str:
         if native == PROMPT_BLOCKED:
@@ -294,6 +339,8 @@ class GeminiInterface(BaseLLMInterface):
         if isinstance(exc, sdk.errors.APIError):
             return _map_api_error(exc, self.provider)
         if isinstance(exc, (sdk.errors.UnknownApiResponseError, json.JSONDecodeError)):
+            return malformed_response(self.provider, str(exc))
+        if isinstance(exc, _stream.BadChunk):  # a fast-path stream chunk's JSON
             return malformed_response(self.provider, str(exc))
         timeouts, transport = _transport_errors(timeouts_only=True), _transport_errors()
         if isinstance(exc, timeouts):
@@ -359,21 +406,26 @@ class GeminiInterface(BaseLLMInterface):
                 await response.aclose()
 
     def _feed(self, acc: StreamAccumulator, chunk: Any) -> list[Event]:
-        candidate = _first_candidate(chunk)
-        if chunk.usage_metadata is not None:
-            acc.usage = _map_usage(chunk.usage_metadata)
-        native = _native_stop(chunk, candidate)
+        """One chunk's JSON (stream.py reads it; a GenerateContentResponse of the documented
+        call as its JSON first): usage, the finish reason (the chunk that has one ends the
+        stream), each part's events, the hosted tools' at the end."""
+        chunk = _stream.checked(chunk if isinstance(chunk, dict) else self._raw_json(chunk))
+        candidate = _stream.first_candidate(chunk)
+        counts = _stream.usage_counts(chunk)
+        if counts is not None:
+            acc.usage = _map_usage(counts)
+        native = _chunk_stop(chunk, candidate)
         if native is not None:
             acc.native_stop = native
             acc.finished = True
         events: list[Event] = []
-        for part in _candidate_parts(candidate):
-            if part.function_call is not None:
-                events += _feed_call(acc, part)
-            elif part.text and part.thought:
-                events += acc.reasoning(part.text)
-            elif part.text:
-                events += acc.text(part.text)
+        hosted = _collector(acc)
+        for part in _stream.candidate_parts(candidate):
+            events += _feed_part(acc, part, hosted)
+        if candidate is not None:
+            hosted.candidate(candidate)
+        if native is not None:
+            events += _finish_hosted(acc, hosted)
         return events
 
 
@@ -388,10 +440,15 @@ class GeminiInterface(BaseLLMInterface):
 # tests/llm/providers/test_gemini_rest.py checks every body against the SDK's converter.
 
 
-def _map_messages(messages: list[dict[str, Any]], vertex: bool = False) -> list[dict[str, Any]]:
+def _map_messages(
+    messages: list[dict[str, Any]], vertex: bool = False, on_vertex: bool | None = None
+) -> list[dict[str, Any]]:
     """Unified history -> Gemini contents: each run of tool results is one ``user`` content;
     consecutive contents of one role are merged; messages without parts are dropped. One
-    pass, no copies of the caller's arguments or outputs (the body is only encoded)."""
+    pass, no copies of the caller's arguments or outputs (the body is only encoded).
+    ``vertex``: the keys Vertex AI's converter writes; ``on_vertex``: the request goes to
+    Vertex AI (default ``vertex``), which takes no Gemini API server-side tool parts."""
+    on_vertex = vertex if on_vertex is None else on_vertex
     contents: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
@@ -405,7 +462,7 @@ def _map_messages(messages: list[dict[str, Any]], vertex: bool = False) -> list[
             results = []
         if role == "assistant":
             calls = message["tool_calls"]
-            role, parts = "model", _map_model_parts(message)
+            role, parts = "model", _map_model_parts(message, on_vertex)
         else:
             parts = _map_user_parts(message["content"])
         if not parts:
@@ -437,10 +494,15 @@ def _append(contents: list[dict[str, Any]], role: str, parts: list[dict[str, Any
         contents.append({"parts": parts, "role": role})
 
 
-def _map_model_parts(message: dict[str, Any]) -> list[dict[str, Any]]:
-    """An assistant message's text and function calls."""
+def _map_model_parts(message: dict[str, Any], vertex: bool = False) -> list[dict[str, Any]]:
+    """An assistant message's text and function calls; a turn that ran server-side tools
+    gets its kept parts back in their place (DESIGN §18, hosted.replay_parts)."""
     text = message["content"]
     calls = _map_call_parts(message) if message["tool_calls"] else []
+    if "provider_data" in message:
+        replayed = _hosted.replay_parts(message, calls, vertex)
+        if replayed is not None:
+            return replayed
     return [{"text": text}, *calls] if text else calls
 
 
@@ -453,13 +515,20 @@ def _map_user_parts(content: str | list[dict[str, Any]] | None) -> list[dict[str
 def _map_part(
     part: dict[str, Any], inline: str = "inlineData", file: str = "fileData"
 ) -> dict[str, Any]:
-    """One content part: text, ``inlineData`` (URL-safe base64) or ``fileData`` for a URL or
-    a gs:// / Files API URI (https://ai.google.dev/gemini-api/docs/file-input-methods);
-    ``inline`` / ``file``: the keys they go under (function responses differ)."""
+    """One content part: text, ``inlineData`` (the part's own base64 text) or ``fileData``
+    for a URL or a gs:// / Files API URI
+    (https://ai.google.dev/gemini-api/docs/file-input-methods); ``inline`` / ``file``: the
+    keys they go under (function responses differ)."""
     if part["type"] == "text":
         return {"text": part["text"]}
     if "data" in part:
-        return {inline: {"data": _urlsafe(part["data"]), "mime_type": part["media_type"]}}
+        # Blob.data is a protobuf ``bytes`` field, whose JSON form takes standard or URL-safe
+        # base64 (https://protobuf.dev/programming-guides/json/: "Either standard or
+        # URL-safe base64 encoding with/without paddings are accepted"; the REST examples
+        # send `base64` output, https://ai.google.dev/gemini-api/docs/image-understanding).
+        # google-genai writes the URL-safe form; the checked standard text goes as it is,
+        # with no copy of an 11 MiB image text made to swap two characters.
+        return {inline: {"data": part["data"], "mime_type": part["media_type"]}}
     uri = part.get("url") or part["uri"]
     if not part.get("media_type"):
         raise InvalidRequestError(
@@ -467,13 +536,6 @@ def _map_part(
             capability=True,  # another row may take it: a fallback moves on
         )
     return {file: {"file_uri": uri, "mime_type": part["media_type"]}}
-
-
-def _urlsafe(data: str) -> str:
-    """Checked base64 data as google-genai sends bytes: URL-safe base64. The check leaves
-    standard, padded base64 without line breaks, which differs from the URL-safe form only
-    in two characters: no second encoding of the payload."""
-    return data.replace("+", "-").replace("/", "_")
 
 
 def _map_call_parts(message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -584,6 +646,16 @@ def _adapted_tools(tools_json: str) -> str:
     return json.dumps(to_gemini_tools(json.loads(tools_json)))
 
 
+def _map_tool_config(value: tuple[Any, bool], vertex: bool = False) -> dict[str, Any]:
+    """``toolConfig``: the tool_choice's function calling config and, where built-in tools
+    are combined with functions, ``includeServerSideToolInvocations`` (see _map_config)."""
+    choice, combined = value
+    config: dict[str, Any] = _map_tool_choice(choice, vertex) or {}
+    if combined:
+        config["includeServerSideToolInvocations"] = True
+    return config
+
+
 def _map_tool_choice(choice: str | dict[str, str] | None, vertex: bool = False) -> Any:
     """DESIGN.md §6: mode AUTO / NONE / ANY; a named tool is ANY + allowed function names
     (the Gemini API's converter renames them; Vertex AI's sends the model as it is)."""
@@ -630,18 +702,33 @@ def _map_reasoning(plan: Plan | None) -> dict[str, Any] | None:
     return config
 
 
-def _map_config(req: Request, output: dict[str, Any] | None = None) -> dict[str, Any]:
+def _map_config(
+    req: Request,
+    output: dict[str, Any] | None = None,
+    hosted: list[dict[str, Any]] | None = None,
+    combines: bool = False,
+) -> dict[str, Any]:
     """Zerda's own GenerateContentConfig fields, by their SDK names (``output``: the
-    structured-output ones); ``**native`` goes through the SDK (see _map_body)."""
+    structured-output ones; ``hosted``: the hosted tools as google-genai ``Tool`` dicts;
+    ``combines``: the API takes ``include_server_side_tool_invocations``); ``**native``
+    goes through the SDK (see _map_body). ``tool_config`` holds (tool_choice, whether
+    built-in tools are combined with functions), mapped by :func:`_map_tool_config`."""
     config: dict[str, Any] = {}
     if req.system:
         config["system_instruction"] = req.system
     tools = _map_tools(req.tools)
+    if hosted:
+        tools = json.dumps([*json.loads(tools or "[]"), *hosted])
     if tools:
         config["tools"] = tools
-        tool_choice = req.tool_choice
-        if tool_choice is not None:
-            config["tool_config"] = tool_choice
+    if req.tools:
+        # Gemini 3 combines built-in tools with function calling when the request sets
+        # includeServerSideToolInvocations ("set a flag to enable combination support",
+        # https://ai.google.dev/gemini-api/docs/tool-combination); a field the Gemini API
+        # alone has ("not supported in Vertex AI", google-genai's ToolConfig).
+        combined = combines and bool(req.hosted)
+        if req.tool_choice is not None or combined:
+            config["tool_config"] = (req.tool_choice, combined)
     config.update(_map_options(req))
     config.update(output or {})
     thinking = _map_reasoning(req.reasoning)
@@ -663,11 +750,16 @@ _GENERATION_KEYS = {
 
 
 def _map_body(
-    api_client: Any, contents: list[dict[str, Any]], config: dict[str, Any], native: dict[str, Any]
+    api_client: Any,
+    contents: list[dict[str, Any]],
+    config: dict[str, Any],
+    native: dict[str, Any],
+    natives: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The GenerateContentRequest: the contents, Zerda's fields, then the ``**native`` ones
     (GenerateContentConfig fields, converted by the SDK) over them, a field at a time as
-    before (a native ``temperature=None`` removes Zerda's)."""
+    before (a native ``temperature=None`` removes Zerda's); ``natives``: native hosted
+    tools, put in ``tools`` as they are."""
     vertex = bool(api_client.vertexai)
     mine = {k: v for k, v in config.items() if k not in native}
     body: dict[str, Any] = {"contents": contents}
@@ -678,8 +770,10 @@ def _map_body(
         }
     if "tools" in mine:
         body["tools"] = _gemini_sdk.rest_tools(api_client, mine["tools"])
+    if natives and "tools" not in native:
+        body["tools"] = [*body.get("tools", ()), *natives]  # not the cached list itself
     if "tool_config" in mine:
-        body["toolConfig"] = _map_tool_choice(mine["tool_config"], vertex)
+        body["toolConfig"] = _map_tool_config(mine["tool_config"], vertex)
     generation = {_GENERATION_KEYS[k]: v for k, v in mine.items() if k in _GENERATION_KEYS}
     if native:
         top, native_generation = _gemini_sdk.convert_config(api_client, native)
@@ -761,6 +855,39 @@ def _map_thoughts(parts: list[Any]) -> str | None:
     return "".join(p.text for p in parts if p.text and p.thought) or None
 
 
+def _map_server_side(
+    candidate: Any, parts: list[Any], text: str | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]] | None]:
+    """(server_tool_calls, citations, the parts kept for the history) of a whole answer,
+    read as a stream reads it (hosted.Collector)."""
+    collector = _hosted.Collector()
+    calls = [call for part in parts for call in collector.part(part)]
+    collector.candidate(candidate)
+    more, citations = collector.finish(text)
+    return calls + more, citations, collector.provider_parts()
+
+
+def _standard_base64(part: dict[str, Any]) -> None:
+    """A dumped part's bytes (google-genai writes URL-safe base64) as the API's standard
+    base64: the signature and inline data."""
+    blob = part.get("inlineData")
+    for holder, key in ((part, "thoughtSignature"), (blob, "data")):
+        value = holder.get(key) if isinstance(holder, dict) else None
+        if isinstance(value, str) and isinstance(holder, dict):
+            holder[key] = value.replace("-", "+").replace("_", "/")
+
+
+def _with_parts(
+    provider_data: dict[str, Any] | None, parts: list[dict[str, Any]] | None
+) -> dict[str, Any] | None:
+    """provider_data with the answer's kept parts under ``gemini.parts``."""
+    if parts is None:
+        return provider_data
+    gemini = dict((provider_data or {}).get("gemini") or {})
+    gemini["parts"] = parts
+    return {**(provider_data or {}), "gemini": gemini}
+
+
 def _map_usage(usage: Any) -> dict[str, Any] | None:
     """DESIGN.md §12: ``promptTokenCount`` already counts the cached tokens and
     ``toolUsePromptTokenCount`` is input on top of it; ``candidatesTokenCount`` leaves out
@@ -769,15 +896,28 @@ def _map_usage(usage: Any) -> dict[str, Any] | None:
     out of its JSON: in a usage that has a total, a missing addend is 0."""
     if usage is None:
         return None
-    zero = 0 if usage.total_token_count is not None else None
-    prompt, tool_use = usage.prompt_token_count, usage.tool_use_prompt_token_count
-    candidates, thoughts = usage.candidates_token_count, usage.thoughts_token_count
+    counts = usage if isinstance(usage, dict) else _usage_counts(usage)
+    zero = 0 if counts["totalTokenCount"] is not None else None
+    prompt, tool_use = counts["promptTokenCount"], counts["toolUsePromptTokenCount"]
+    candidates, thoughts = counts["candidatesTokenCount"], counts["thoughtsTokenCount"]
     return make_usage(
         plus(prompt, tool_use, zero),
         plus(candidates, thoughts, zero),
-        cache_read=usage.cached_content_token_count,
+        cache_read=counts["cachedContentTokenCount"],
         reasoning=thoughts,
     )
+
+
+def _usage_counts(usage: Any) -> dict[str, Any]:
+    """google-genai's usage metadata as the counts stream.usage_counts reads from JSON."""
+    return {
+        "totalTokenCount": usage.total_token_count,
+        "promptTokenCount": usage.prompt_token_count,
+        "toolUsePromptTokenCount": usage.tool_use_prompt_token_count,
+        "candidatesTokenCount": usage.candidates_token_count,
+        "thoughtsTokenCount": usage.thoughts_token_count,
+        "cachedContentTokenCount": usage.cached_content_token_count,
+    }
 
 
 # --- errors -------------------------------------------------------------------------------
@@ -874,7 +1014,7 @@ def _chain(first: list[Any], rest: Iterator[Any]) -> Iterator[Any]:
     """The chunks, then an error if none of them held anything (an empty stream)."""
     answered = False
     for chunk in chain(first, rest):
-        answered = answered or not _is_empty(chunk)
+        answered = answered or not _chunk_empty(chunk)
         yield chunk
     if not answered:
         raise _empty_error("stream")
@@ -883,21 +1023,50 @@ def _chain(first: list[Any], rest: Iterator[Any]) -> Iterator[Any]:
 async def _chain_async(first: list[Any], rest: AsyncIterator[Any]) -> AsyncIterator[Any]:
     answered = False
     for chunk in first:
-        answered = answered or not _is_empty(chunk)
+        answered = answered or not _chunk_empty(chunk)
         yield chunk
     async for chunk in rest:
-        answered = answered or not _is_empty(chunk)
+        answered = answered or not _chunk_empty(chunk)
         yield chunk
     if not answered:
         raise _empty_error("stream")
 
 
-def _feed_call(acc: StreamAccumulator, part: Any) -> list[Event]:
+def _chunk_empty(chunk: Any) -> bool:
+    """A chunk that answers nothing: the fast path's JSON, the documented call's object."""
+    return _stream.is_empty(chunk) if isinstance(chunk, dict) else _is_empty(chunk)
+
+
+def _chunk_stop(chunk: dict[str, Any], candidate: dict[str, Any] | None) -> str | None:
+    """A chunk's native stop, as :func:`_native_stop` reads a whole answer."""
+    if candidate is not None:
+        return _stream.finish_reason(candidate)
+    return PROMPT_BLOCKED if _stream.block_reason(chunk) else None
+
+
+def _feed_part(
+    acc: StreamAccumulator, part: dict[str, Any], hosted: _hosted.Collector
+) -> list[Event]:
+    """One part's events: a function call, reasoning or answer text; then what the
+    part completes of the hosted tools' calls (hosted.Collector)."""
+    call = _stream.function_call(part)
+    text = part.get("text")
+    if call is not None:
+        events = _feed_call(acc, call, _stream.signature(part))
+    elif text and part.get("thought"):
+        events = acc.reasoning(text)
+    else:
+        events = acc.text(text)
+    for server_call in hosted.part(part):
+        events += acc.server_call(server_call)
+    return events
+
+
+def _feed_call(acc: StreamAccumulator, call: dict[str, Any], signature: str | None) -> list[Event]:
     """A whole function call (Gemini never splits one) and its thought signature, kept
     aligned with ``acc.calls``; provider_data appears only once a call has a signature."""
-    call = parse_gemini_tool_calls({"candidates": [{"content": {"parts": [part]}}]})[0]
-    events = acc.whole_call(call.id, call.name, call.arguments)
-    signature = _encode_signature(part.thought_signature)
+    args = call.get("args")
+    events = acc.whole_call(call.get("id") or None, call["name"], dict(args) if args else {})
     gemini = acc.provider_data.get("gemini")
     if signature is None and gemini is None:
         return events
@@ -906,6 +1075,26 @@ def _feed_call(acc: StreamAccumulator, part: Any) -> list[Event]:
     signatures: list[str | None] = gemini["thought_signatures"]
     signatures.extend([None] * (len(acc.calls) - 1 - len(signatures)))
     signatures.append(signature)
+    return events
+
+
+def _collector(acc: StreamAccumulator) -> _hosted.Collector:
+    """The stream's server-side tool parts and grounding, read as generate reads them."""
+    collector = acc.scratch.get("gemini")
+    if collector is None:
+        collector = acc.scratch["gemini"] = _hosted.Collector()
+    return collector
+
+
+def _finish_hosted(acc: StreamAccumulator, hosted: _hosted.Collector) -> list[Event]:
+    """At the chunk with the finish reason (where Gemini puts the grounding metadata, its
+    offsets over the whole text): the calls still open, the citations, the kept parts."""
+    calls, citations = hosted.finish("".join(acc.text_parts) or None)
+    events = [event for call in calls for event in acc.server_call(call)]
+    events += [event for cited in citations for event in acc.citation(cited)]
+    parts = hosted.provider_parts()
+    if parts is not None:
+        acc.provider_data.setdefault("gemini", {})["parts"] = parts
     return events
 
 

@@ -5,13 +5,15 @@ again to write the REST body (``models._GenerateContentParameters_to_mldev`` /
 ``_to_vertex``): at 1,000 tool round trips that is about 70 times the cost of encoding the
 body. Zerda writes the GenerateContentRequest JSON itself (gemini.py) and posts it with the
 SDK's own API client, ``client._api_client.request('post', path, body, http_options)``
-(``request_streamed`` with ``?alt=sse``, and the async ``async_request`` /
-``async_request_streamed``), exactly as ``generate_content`` does after its conversion: the
-client keeps its base URL, API key or Google Cloud credentials, headers, per-call
-``http_options`` (timeouts), error classes (``errors.APIError``) and connection pool. The
-answer becomes the SDK's ``GenerateContentResponse`` as ``generate_content`` makes it
-(``_GenerateContentResponse_from_mldev`` / ``_from_vertex``, then ``_from_response``):
-one response is cheap to validate, and Zerda's response mapping stays as it was.
+(and the async ``async_request``), exactly as ``generate_content`` does after its
+conversion: the client keeps its base URL, API key or Google Cloud credentials, headers,
+per-call ``http_options`` (timeouts), error classes (``errors.APIError``) and connection
+pool. The answer becomes the SDK's ``GenerateContentResponse`` as ``generate_content``
+makes it (``_GenerateContentResponse_from_mldev`` / ``_from_vertex``, then
+``_from_response``): one response is cheap to validate, and Zerda's response mapping stays
+as it was. A stream (``streamGenerateContent`` with ``?alt=sse``) is many: its chunks stay
+the JSON the SDK's SSE reader parses, read by stream.py (issue 37: building a pydantic
+response for every chunk was most of a stream's CPU).
 
 What is small and intricate stays the SDK's own: the ``**native`` config fields and the
 tool declarations (google-genai's Schema model: ``"type": "STRING"``, numbers as floats)
@@ -32,6 +34,7 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from zerda.llm._body_json import body_pieces
 from zerda.llm.errors import InvalidRequestError
 
 Body = dict[str, Any]
@@ -149,6 +152,57 @@ class _Hops:
         return _extra_utils.merge_continuation_responses(self.responses)
 
 
+def _payload_bytes(api_client: Any, body: Body, http_options: Any) -> bytes | None:
+    """The body's JSON bytes, written by Zerda (:mod:`zerda.llm._body_json`: an image's or
+    a document's base64 text is never copied whole, where ``request()`` writes the dict as
+    JSON text, then bytes; and msgspec writes the rest faster than ``json.dumps``). None
+    for a value that is not plain JSON, for ``extra_body`` (which the SDK merges into the
+    dict) and for Vertex AI with Google Cloud credentials (whose sync sender writes the
+    dict itself): ``request()`` takes those."""
+    extras = [_extra_body(o) for o in (http_options, api_client._http_options)]
+    adc = api_client.vertexai and (api_client.project or api_client.location)
+    if any(extras) or (adc and not api_client.api_key):
+        return None
+    pieces = body_pieces(body, checked="contents")
+    return None if pieces is None else pieces.joined()
+
+
+def _extra_body(options: Any) -> Any:
+    """The ``extra_body`` of http_options given as a dict or an ``HttpOptions``."""
+    if isinstance(options, dict):
+        return options.get("extra_body")
+    return getattr(options, "extra_body", None)
+
+
+def _post(api_client: Any, path: str, body: Body, http_options: Any) -> Any:
+    """``api_client.request("post", path, body, http_options)``, the body given as the
+    bytes :func:`_payload_bytes` writes (the SDK sends bytes as they are): its
+    ``_build_request`` with no fields, then its ``_request``, as ``request()`` does."""
+    data = _payload_bytes(api_client, body, http_options)
+    if data is None:
+        return api_client.request("post", path, body, http_options)
+    from google.genai import _api_client
+
+    http_request = api_client._build_request("post", path, {}, http_options)
+    http_request.data = data
+    answer = api_client._request(http_request, http_options, stream=False)
+    text = answer.response_stream[0] if answer.response_stream else ""
+    return _api_client.SdkHttpResponse(headers=answer.headers, body=text)
+
+
+async def _post_async(api_client: Any, path: str, body: Body, http_options: Any) -> Any:
+    data = _payload_bytes(api_client, body, http_options)
+    if data is None:
+        return await api_client.async_request("post", path, body, http_options)
+    from google.genai import _api_client
+
+    http_request = api_client._build_request("post", path, {}, http_options)
+    http_request.data = data
+    answer = await api_client._async_request(http_request, http_options, stream=False)
+    text = answer.response_stream[0] if answer.response_stream else ""
+    return _api_client.SdkHttpResponse(headers=answer.headers, body=text)
+
+
 def send(
     api_client: Any, model: str, body: Body, http_options: Any, continuation: bool = True
 ) -> Any:
@@ -157,7 +211,7 @@ def send(
     path = model_path(api_client, model, stream=False)
     hops = _Hops(body, continuation)
     while (hop := hops.next_body()) is not None:
-        hops.add(parse(api_client, api_client.request("post", path, hop, http_options)))
+        hops.add(parse(api_client, _post(api_client, path, hop, http_options)))
     return hops.result()
 
 
@@ -167,63 +221,86 @@ async def send_async(
     path = model_path(api_client, model, stream=False)
     hops = _Hops(body, continuation)
     while (hop := hops.next_body()) is not None:
-        answer = await api_client.async_request("post", path, hop, http_options)
-        hops.add(parse(api_client, answer))
+        hops.add(parse(api_client, await _post_async(api_client, path, hop, http_options)))
     return hops.result()
 
 
 def send_streamed(
     api_client: Any, model: str, body: Body, http_options: Any, continuation: bool = True
-) -> Iterator[Any]:
-    """The stream's chunks as GenerateContentResponses; the request goes out on the first
-    ``next()`` (the SDK's generator). Its hops are driven by the SDK's own
-    ``StreamContinuation``, as ``generate_content_stream`` drives them (a stream that ends
-    or drops after a checkpoint token resumes from it; without tokens, one hop)."""
-    from google.genai import _extra_utils
+) -> Iterator[Body]:
+    """The stream's chunks as the JSON objects the API sends (stream.py: no
+    GenerateContentResponse is built); the request goes out on the first ``next()``. Its
+    hops are continued as ``generate_content_stream`` continues them
+    (:class:`~zerda.llm.wires.gemini.stream.Hops`: a stream that ends or drops after a
+    checkpoint token resumes from it; without tokens, one hop)."""
+    from zerda.llm.wires.gemini.stream import Hops
 
     path = model_path(api_client, model, stream=True)
-    state = _extra_utils.StreamContinuation(_continuation_config(continuation))
+    hops = Hops(continuation)
     while True:
-        hop = _resumed(body, _token(state.start_hop()))
+        hop = _resumed(body, hops.start())
         error: Exception | None = None
         try:
-            for response in api_client.request_streamed("post", path, hop, http_options):
-                yield state.observe(parse(api_client, response))
-        except Exception as exc:  # end_hop raises it again unless the stream resumes
+            for chunk in _chunks(api_client, path, hop, http_options):
+                yield hops.observe(chunk)
+        except Exception as exc:  # end raises it again unless the stream resumes
             error = exc
-        if not state.end_hop(error):
+        if not hops.end(error):
             return
 
 
 async def send_streamed_async(
     api_client: Any, model: str, body: Body, http_options: Any, continuation: bool = True
-) -> AsyncIterator[Any]:
-    from google.genai import _extra_utils
+) -> AsyncIterator[Body]:
+    from zerda.llm.wires.gemini.stream import Hops
 
     path = model_path(api_client, model, stream=True)
-    state = _extra_utils.StreamContinuation(_continuation_config(continuation))
+    hops = Hops(continuation)
     while True:
-        hop = _resumed(body, _token(state.start_hop()))
+        hop = _resumed(body, hops.start())
         error: Exception | None = None
         try:
-            responses = await api_client.async_request_streamed("post", path, hop, http_options)
-            async for response in responses:
-                yield state.observe(parse(api_client, response))
+            async for chunk in _chunks_async(api_client, path, hop, http_options):
+                yield hops.observe(chunk)
         except Exception as exc:
             error = exc
-        if not state.end_hop(error):
+        if not hops.end(error):
             return
 
 
-def _continuation_config(continuation: bool) -> Any:
-    return None if continuation else {"automatic_continuation": False}
+def _chunks(api_client: Any, path: str, body: Body, http_options: Any) -> Iterator[Any]:
+    """``request_streamed("post", path, body, http_options)`` without its last steps: each
+    SSE event's JSON as the SDK's reader parses it (``HttpResponse.segments``), where
+    ``request_streamed`` writes it as text again for an ``SdkHttpResponse``; an error
+    event raised as its ``APIError``, as there."""
+    from google.genai import errors
+
+    request = api_client._build_request("post", path, body, http_options)
+    response = api_client._request(request, http_options, stream=True)
+    for chunk in response.segments():
+        if _is_error(chunk):
+            errors.APIError.raise_error(chunk.get("error", {}).get("code"), chunk, response)
+        yield chunk
 
 
-def _token(config: Any) -> bytes | None:
-    """The continuation token of the config ``StreamContinuation`` gives a hop."""
-    if isinstance(config, dict):
-        return config.get("continuation_token")
-    return getattr(config, "continuation_token", None)
+async def _chunks_async(
+    api_client: Any, path: str, body: Body, http_options: Any
+) -> AsyncIterator[Any]:
+    from google.genai import errors
+
+    request = api_client._build_request("post", path, body, http_options)
+    response = await api_client._async_request(request, http_options, stream=True)
+    async for chunk in response.async_segments():
+        if _is_error(chunk):
+            code = chunk.get("error", {}).get("code")
+            await errors.APIError.raise_error_async(code, chunk, response)
+        yield chunk
+
+
+def _is_error(chunk: Any) -> bool:
+    """An SSE event whose JSON starts with ``"error"`` (``request_streamed``'s test: its
+    text starts with ``{"error":``): the API's error mid-stream."""
+    return isinstance(chunk, dict) and next(iter(chunk), None) == "error"
 
 
 def _resumed(body: Body, token: bytes | None) -> Body:
@@ -276,13 +353,20 @@ def _decoded_content(content: Body) -> Body:
     return {**content, "parts": [_decoded_part(p) for p in content.get("parts") or []]}
 
 
+def _blob_bytes(data: str) -> bytes:
+    """A blob's bytes: the caller's own when Zerda encoded them (:func:`zerda.llm.parts.encode`),
+    else decoded (standard or URL-safe base64: the URL-safe decoder takes both)."""
+    raw = getattr(data, "raw", None)
+    return raw if isinstance(raw, bytes) else base64.urlsafe_b64decode(data)
+
+
 def _decoded_part(part: Body) -> Body:
     part = dict(part)
     if "thoughtSignature" in part:
         part["thoughtSignature"] = base64.urlsafe_b64decode(part["thoughtSignature"])
     for key in ("inlineData", "inline_data"):
         if key in part:
-            part[key] = {**part[key], "data": base64.urlsafe_b64decode(part[key]["data"])}
+            part[key] = {**part[key], "data": _blob_bytes(part[key]["data"])}
     response = part.get("functionResponse")
     if isinstance(response, dict) and response.get("parts"):
         part["functionResponse"] = {

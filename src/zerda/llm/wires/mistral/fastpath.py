@@ -22,7 +22,7 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from zerda.llm._body_json import encode_body
+from zerda.llm._body_json import AsyncChunks, SyncChunks, body_pieces
 from zerda.llm._fastpath import PrivateName
 from zerda.llm._signatures import signature_options
 from zerda.llm.errors import excerpt, malformed_response
@@ -131,20 +131,34 @@ def split(kwargs: dict[str, Any], stream: bool) -> tuple[dict[str, Any], dict[st
     body["stream"] = stream
     options = {k: v for k, v in kwargs.items() if k in _REQUEST_OPTIONS}
     # The JSON the SDK sends (compact, UTF-8): zerda.llm._body_json.
-    content = encode_body(body)
-    if content is None:
+    pieces = body_pieces(body)
+    if pieces is None:
         return None
-    options["content"] = content
+    options["content"] = pieces
     return body, options
 
 
-def _request_args(chat: Any, options: dict[str, Any], stream: bool) -> dict[str, Any]:
+def _content(options: dict[str, Any], is_async: bool) -> tuple[Any, Any]:
+    """(httpx ``content=``, ``http_headers``): the body's bytes, or, for a body holding an
+    image's or a document's base64 text, its pieces sent in turn (the text a slice at a
+    time: no second copy of it) with their Content-Length."""
+    pieces, headers = options["content"], options.get("http_headers")
+    if not pieces.spliced:
+        return pieces.joined(), headers
+    headers = {**(headers or {}), "Content-Length": str(pieces.length)}
+    return (AsyncChunks(pieces) if is_async else SyncChunks(pieces)), headers
+
+
+def _request_args(
+    chat: Any, options: dict[str, Any], stream: bool, is_async: bool = False
+) -> dict[str, Any]:
     """``_build_request``'s arguments, as complete()/stream() give them."""
     from mistralai.client.utils.requestbodies import SerializedRequestBody
 
     config = chat.sdk_configuration
     timeout_ms = options.get("timeout_ms") or config.timeout_ms or 300000
-    body = SerializedRequestBody(media_type="application/json", content=options["content"])
+    content, headers = _content(options, is_async)
+    body = SerializedRequestBody(media_type="application/json", content=content)
     return {
         "method": "POST",
         "path": _PATHS[stream],
@@ -156,7 +170,7 @@ def _request_args(chat: Any, options: dict[str, Any], stream: bool) -> dict[str,
         "request_has_query_params": True,
         "user_agent_header": "user-agent",
         "accept_header_value": "text/event-stream" if stream else "application/json",
-        "http_headers": options.get("http_headers"),
+        "http_headers": headers,
         "security": config.security,
         "get_serialized_body": lambda: body,
         "allow_empty_value": None,
@@ -195,8 +209,10 @@ def _do_args(chat: Any, options: dict[str, Any], stream: bool) -> dict[str, Any]
     }
 
 
-def _prepared(chat: Any, options: dict[str, Any], stream: bool) -> tuple[dict[str, Any], Any]:
-    return _request_args(chat, options, stream), _do_args(chat, options, stream)
+def _prepared(
+    chat: Any, options: dict[str, Any], stream: bool, is_async: bool = False
+) -> tuple[dict[str, Any], Any]:
+    return _request_args(chat, options, stream, is_async), _do_args(chat, options, stream)
 
 
 def _raise_for(http_res: Any, text: str | None) -> None:
@@ -248,7 +264,7 @@ async def complete_async(
 ) -> Any:
     from mistralai.client import utils
 
-    request_args, do_args = _prepared(chat, options, False)
+    request_args, do_args = _prepared(chat, options, False, is_async=True)
     request = chat._build_request_async(**request_args)
     http_res = await chat.do_request_async(request=request, **do_args)
     if utils.match_response(http_res, "200", "application/json"):
@@ -278,7 +294,7 @@ async def open_stream_async(chat: Any, options: dict[str, Any]) -> Any:
     from mistralai.client import utils
     from mistralai.client.utils import eventstreaming
 
-    request_args, do_args = _prepared(chat, options, True)
+    request_args, do_args = _prepared(chat, options, True, is_async=True)
     request = chat._build_request_async(**request_args)
     http_res = await chat.do_request_async(request=request, **do_args)
     if utils.match_response(http_res, "200", "text/event-stream"):

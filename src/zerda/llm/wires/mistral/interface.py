@@ -16,6 +16,7 @@ from typing import Any, ClassVar, TypeVar
 from zerda.llm._fastpath import PrivateName
 from zerda.llm.errors import ServerError, ZerdaError, error_from_status, malformed_response
 from zerda.llm.interface.batch import BatchProtocol
+from zerda.llm.parts import with_urls
 from zerda.llm.reasoning import Plan
 from zerda.llm.tools import _get
 from zerda.llm.wires.mistral import batch as _batch_mistral
@@ -157,8 +158,12 @@ class MistralInterface(OpenAICompatInterface):
     # path is off (fast_path=False, or an SDK lacking one of its names: DESIGN §22).
 
     def _split(self, kwargs: dict[str, Any], stream: bool) -> Any:
-        """The fast path's (body, options), or None for the documented call."""
-        return _mistral_post.split(kwargs, stream=stream) if self._fast else None
+        """The fast path's (body, options), or None for the documented call (whose
+        pydantic models take the data URLs as strings)."""
+        split = _mistral_post.split(kwargs, stream=stream) if self._fast else None
+        if split is None:
+            with_urls(kwargs)
+        return split
 
     def _error_event(self, error: dict[str, Any]) -> ZerdaError:
         return _stream_error(error, _body_message(error) or "stream error", self.provider)

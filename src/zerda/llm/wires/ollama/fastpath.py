@@ -21,7 +21,7 @@ import weakref
 from collections.abc import AsyncGenerator, Generator
 from typing import Any
 
-from zerda.llm._body_json import encode_body
+from zerda.llm._body_json import AsyncChunks, SyncChunks, body_pieces
 from zerda.llm._fastpath import PrivateName
 from zerda.llm.errors import excerpt, malformed_response
 
@@ -60,7 +60,7 @@ def post(client: Any, body: dict[str, Any], extra: dict[str, Any]) -> Any:
 
 
 async def post_async(client: Any, body: dict[str, Any], extra: dict[str, Any]) -> Any:
-    args = send_args(client._client, body, extra)
+    args = send_args(client._client, body, extra, is_async=True)
     return (await client._request_raw("POST", **args)).json()
 
 
@@ -114,7 +114,9 @@ def _parse_line(line: bytes, sdk: Any) -> dict[str, Any]:
     return part
 
 
-def send_args(http: Any, body: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+def send_args(
+    http: Any, body: dict[str, Any], extra: dict[str, Any], is_async: bool = False
+) -> dict[str, Any]:
     """httpx ``request``/``stream`` arguments sending ``body`` to ``/api/chat`` on the SDK
     client's httpx client ``http``, as ``json=body`` sends it, for less CPU.
 
@@ -124,12 +126,18 @@ def send_args(http: Any, body: dict[str, Any], extra: dict[str, Any]) -> dict[st
     once per base URL as httpx merges it. The ``Content-Type`` ``json=`` would set is set
     when the client's headers have none (httpx lets the client's own win). A body holding
     a value that is not plain JSON goes as ``json=``: httpx says what is wrong."""
-    content = encode_body(body)
-    if content is None:
+    pieces = body_pieces(body)
+    if pieces is None:
         return {"url": CHAT_PATH, "json": body, **extra}
+    headers = {} if "content-type" in http.headers else dict(_JSON_TYPE)
+    if pieces.spliced:  # an image's text sent a slice at a time: no second copy of it
+        content: Any = AsyncChunks(pieces) if is_async else SyncChunks(pieces)
+        headers["Content-Length"] = str(pieces.length)
+    else:
+        content = pieces.joined()
     args = {"url": chat_url(http), "content": content, **extra}
-    if "content-type" not in http.headers:
-        args["headers"] = _JSON_TYPE
+    if headers:
+        args["headers"] = headers
     return args
 
 
@@ -168,7 +176,7 @@ async def stream_chunks_async(
     client: Any, sdk: Any, body: dict[str, Any], extra: dict[str, Any] | None = None
 ) -> AsyncGenerator[dict[str, Any], None]:
     http = client._client
-    async with http.stream("POST", **send_args(http, body, extra or {})) as response:
+    async with http.stream("POST", **send_args(http, body, extra or {}, True)) as response:
         if not response.is_success:
             await response.aread()
             _raise_for_status(response, sdk)

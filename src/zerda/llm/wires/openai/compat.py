@@ -31,7 +31,7 @@ from zerda.llm.errors import (
 )
 from zerda.llm.interface.batch import BatchProtocol
 from zerda.llm.messages import tool_output_text
-from zerda.llm.parts import DataURL, is_parts, text_of
+from zerda.llm.parts import DataURL, is_parts, text_of, with_urls
 from zerda.llm.reasoning import Plan
 from zerda.llm.tools import (
     ToolCall,
@@ -43,6 +43,7 @@ from zerda.llm.tools import (
 from zerda.llm.usage import make_usage
 from zerda.llm.wires.openai import batch as _batch_openai
 from zerda.llm.wires.openai import fastpath as _fastpath
+from zerda.llm.wires.openai import hosted as _hosted
 
 Event = dict[str, Any]
 
@@ -70,11 +71,12 @@ def _map_tool_call(call: dict[str, Any]) -> dict[str, Any]:
     return {"id": call["id"], "type": "function", "function": function}
 
 
-def data_url(part: dict[str, Any]) -> str:
-    """An inline part as the ``data:`` URL these APIs take, or its URL."""
+def data_url(part: dict[str, Any]) -> str | DataURL:
+    """An inline part as the ``data:`` URL these APIs take (kept as its head and the part's
+    own base64 text: the body writer writes it without building it), or its URL."""
     if "url" in part:
         return str(part["url"])
-    return DataURL(f"data:{part['media_type']};base64,{part['data']}")
+    return DataURL(part["media_type"], part["data"])
 
 
 # input_audio.format: https://platform.openai.com/docs/api-reference/chat/create
@@ -472,18 +474,48 @@ class OpenAICompatInterface(BaseLLMInterface):
         return {self.provider: {field: reasoning}}
 
     def _map_tool_options(self, req: Request) -> dict[str, Any]:
-        """tools, tool_choice and parallel_tool_calls: the last two only with tools, which
-        these APIs refuse otherwise."""
-        tools = _map_tools(req.tools)
+        """tools (functions, then the hosted tools that go there), tool_choice and
+        parallel_tool_calls: the last two only with tools, which these APIs refuse
+        otherwise; and the body fields the hosted tools ask (DESIGN §18)."""
+        tools = _map_tools(req.tools) or []
+        fields: dict[str, Any] = {}
+        if req.hosted:
+            hosted_tools, fields = self._map_hosted(req.hosted)
+            tools = tools + hosted_tools
         if not tools:
-            return {}
-        options: dict[str, Any] = {"tools": tools}
+            return fields
+        options: dict[str, Any] = {"tools": tools, **fields}
         if req.tool_choice is not None:
             required = self.traits.tool_choice_required or self.tool_choice_required
             options["tool_choice"] = _map_tool_choice(req.tool_choice, required)
         if req.parallel_tool_calls is not None:
             options["parallel_tool_calls"] = req.parallel_tool_calls
         return options
+
+    def _map_hosted(
+        self, hosted: tuple[dict[str, Any], ...]
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The checked hosted tools (``req.hosted``) as entries of ``tools`` and body fields:
+        a native tool goes in ``tools`` unchanged, the others as :meth:`_map_hosted_tool`
+        says."""
+        tools: list[dict[str, Any]] = []
+        fields: dict[str, Any] = {}
+        for tool in hosted:
+            if tool["type"] == "native":
+                tools.append(tool["tool"])
+                continue
+            entries, more = self._map_hosted_tool(tool)
+            tools += entries
+            fields.update(more)
+        return tools, fields
+
+    def _map_hosted_tool(self, tool: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """One unified hosted tool the row runs (the core refused the others): OpenAI's web
+        search on its search models, as ``web_search_options`` (wires/openai/hosted.py)."""
+        hosted = self.traits.hosted.get(tool["type"])
+        if hosted is not None and hosted.native == "web_search_options":
+            return [], _hosted.map_web_search_options(tool)
+        raise InvalidRequestError(f"{self.provider} does not run the hosted tool {tool['type']!r}")
 
     # --- calls ---
 
@@ -507,17 +539,21 @@ class OpenAICompatInterface(BaseLLMInterface):
     def _call(self, kwargs: dict[str, Any]) -> Any:
         if not self._fast:
             create = _fastpath.documented_call(self.client, self.documented_call)
+            with_urls(kwargs)  # create() takes JSON data: its data URLs as strings
             return self._retrying(lambda: _fastpath.plain(create(**kwargs)))
         self._check_names(kwargs)
         body, options = _fastpath.split_request(kwargs)
+        client, stream = self.client, bool(body.get("stream"))
+        sent, options = _fastpath.sent_body(self.sdk, client, body, options, is_async=False)
         stream_cls = _fastpath.stream_class(self.sdk, is_async=False)
         return self._retrying(
-            lambda: _fastpath.post(self.client, self.chat_path, body, options, stream_cls)
+            lambda: _fastpath.post(client, self.chat_path, sent, options, stream, stream_cls)
         )
 
     async def _call_async(self, kwargs: dict[str, Any]) -> Any:
         if not self._fast:
             create = _fastpath.documented_call(self.async_client, self.documented_call)
+            with_urls(kwargs)
 
             async def send() -> Any:
                 return _fastpath.plain(await create(**kwargs))
@@ -525,9 +561,11 @@ class OpenAICompatInterface(BaseLLMInterface):
             return await self._retrying_async(send)
         self._check_names(kwargs)
         body, options = _fastpath.split_request(kwargs)
-        client, stream_cls = self.async_client, _fastpath.stream_class(self.sdk, is_async=True)
+        client, stream = self.async_client, bool(body.get("stream"))
+        sent, options = _fastpath.sent_body(self.sdk, client, body, options, is_async=True)
+        stream_cls = _fastpath.stream_class(self.sdk, is_async=True)
         return await self._retrying_async(
-            lambda: _fastpath.post(client, self.chat_path, body, options, stream_cls)
+            lambda: _fastpath.post(client, self.chat_path, sent, options, stream, stream_cls)
         )
 
     def _stream_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -563,9 +601,43 @@ class OpenAICompatInterface(BaseLLMInterface):
         native_stop = "refusal" if refusal else _get(choice, "finish_reason")
         usage = self._map_usage(_get(raw, "usage"))
         reasoning = _reasoning_of(message) if message else None
+        server_calls, citations, native = self._server_side(message)
         return self._make_result(
-            content or None, calls, native_stop, usage, self._kept_reasoning(reasoning), reasoning
+            content or None,
+            calls,
+            native_stop,
+            usage,
+            self._provider_data(reasoning, native),
+            reasoning,
+            server_tool_calls=server_calls or None,
+            citations=citations or None,
         )
+
+    # An answer citing URLs lists the one web search behind them (wires/openai/hosted.py);
+    # a row whose API reports its calls itself (Groq) says False.
+    cited_search_call: ClassVar[bool] = True
+
+    def _server_side(
+        self, message: Any
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+        """What the provider ran and cited (DESIGN §18): the server calls, the citations
+        (``message.annotations``) and the native data kept in provider_data."""
+        annotations = _hosted.annotations_of(message)
+        if not annotations:
+            return [], [], {}
+        citations = _hosted.map_citations(annotations)
+        call = _hosted.search_call(citations) if self.cited_search_call else None
+        return ([call] if call else []), citations, {"annotations": annotations}
+
+    def _provider_data(
+        self, reasoning: str | None, native: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """``provider_data[<row>]``: the reasoning text a row needs back
+        (:meth:`_kept_reasoning`) and the native hosted data (annotations, executed tools)."""
+        kept = self._kept_reasoning(reasoning)
+        if not native:
+            return kept
+        return {self.provider: {**(kept or {}).get(self.provider, {}), **native}}
 
     def _map_usage(self, usage: Any) -> dict[str, Any] | None:
         return _map_usage(usage)
@@ -597,13 +669,44 @@ class OpenAICompatInterface(BaseLLMInterface):
         legacy = _get(delta, "function_call")
         if legacy:
             events += _feed_function_call(acc, legacy)
+        events += self._feed_hosted(acc, delta)
         finish = _get(choice, "finish_reason")
         if finish:
-            acc.native_stop = "refusal" if acc.scratch.get("refused") else finish
-            acc.finished = True
-            acc.provider_data.update(self._kept_reasoning(acc.reasoning_text) or {})
-            events += acc.end_all_calls()
+            events += self._finish(acc, finish)
         return events
+
+    def _finish(self, acc: StreamAccumulator, finish: Any) -> list[Event]:
+        """The chunk with a finish_reason: the stop, the server calls the answer stands for,
+        the provider_data, the tool calls closed."""
+        acc.native_stop = "refusal" if acc.scratch.get("refused") else finish
+        acc.finished = True
+        events, native = self._end_hosted(acc)
+        acc.provider_data.update(self._provider_data(acc.reasoning_text, native) or {})
+        return events + acc.end_all_calls()
+
+    def _feed_hosted(self, acc: StreamAccumulator, delta: Any) -> list[Event]:
+        """A delta's annotations (each once: a stream may repeat them), as citations."""
+        annotations = _hosted.annotations_of(delta)
+        if not annotations:
+            return []
+        kept = acc.scratch.setdefault("annotations", [])
+        events: list[Event] = []
+        for annotation in annotations:
+            if annotation in kept:
+                continue
+            kept.append(annotation)
+            cited = _hosted.map_citation(annotation)
+            events += acc.citation(cited) if cited else []
+        return events
+
+    def _end_hosted(self, acc: StreamAccumulator) -> tuple[list[Event], dict[str, Any]]:
+        """At the finish: the server call the citations stand for (as generate lists it)
+        and the native data for provider_data."""
+        annotations = acc.scratch.get("annotations")
+        if not annotations:
+            return [], {}
+        call = _hosted.search_call(acc.citations) if self.cited_search_call else None
+        return (acc.server_call(call) if call else []), {"annotations": annotations}
 
     # --- errors ---
 

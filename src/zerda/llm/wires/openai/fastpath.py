@@ -19,8 +19,10 @@ import importlib
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from zerda.llm._body_json import AsyncChunks, SyncChunks, body_pieces
 from zerda.llm._fastpath import PrivateName
 from zerda.llm._signatures import signature_options
+from zerda.llm.parts import with_urls
 
 # The Stainless SDKs' per-call keyword arguments that are request options, not body fields,
 # and their names in ``client.post``'s ``options=`` dict (RequestOptions).
@@ -57,6 +59,15 @@ def stainless_names(
             "the options= dict: per-call headers, query, extra body fields and timeout",
             keywords=tuple(_REQUEST_OPTIONS.values()),
         ),
+        *(
+            PrivateName(
+                sdk,
+                f"{client}._prepare_options",
+                "a client class that overrides it (AzureOpenAI) may route by the JSON body: "
+                "it gets body=, the others content= bytes",
+            )
+            for client in clients
+        ),
         PrivateName(sdk, "Stream", "stream_cls=Stream[object]: SSE chunks as parsed JSON"),
         PrivateName(sdk, "AsyncStream", "stream_cls=AsyncStream[object], for the async client"),
         PrivateName(
@@ -76,18 +87,64 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = stainless_names(
 
 
 def post(
-    client: Any, path: str, body: dict[str, Any], options: dict[str, Any], stream_cls: Any
+    client: Any,
+    path: str,
+    sent: dict[str, Any],
+    options: dict[str, Any],
+    stream: bool,
+    stream_cls: Any,
 ) -> Any:
     """The body through ``client.post`` (sync or async client: the async one's returns the
-    awaitable), answered as parsed JSON (``cast_to=object``) or a stream of JSON chunks."""
+    awaitable), ``sent`` its ``body=`` or ``content=`` (:func:`sent_body`), answered as
+    parsed JSON (``cast_to=object``) or a stream of JSON chunks."""
     return client.post(
-        path,
-        body=body,
-        options=options,
-        cast_to=object,
-        stream=bool(body.get("stream")),
-        stream_cls=stream_cls,
+        path, **sent, options=options, cast_to=object, stream=stream, stream_cls=stream_cls
     )
+
+
+# The SDKs' own client classes (sync, async): a client of another class (AzureOpenAI, which
+# routes a request by its JSON body's model) gets the body as JSON.
+_OWN_CLIENTS = {"openai": ("OpenAI", "AsyncOpenAI"), "groq": ("Groq", "AsyncGroq")}
+_TAKES_CONTENT: dict[type, bool] = {}
+
+
+def sends_bytes(sdk: Any, client: Any, is_async: bool) -> bool:
+    """Whether ``client`` sends a body given as ``content=`` bytes as they are: a client of
+    the SDK's own class (its ``_prepare_options``), without a provider runtime (openai's
+    ``_provider_runtime``, read with a default: a release without runtimes has none; a
+    runtime may rewrite the JSON body), whose ``post`` takes ``content=``."""
+    names = _OWN_CLIENTS.get(getattr(sdk, "__name__", ""))
+    own = getattr(sdk, names[is_async], None) if names else None
+    cls = type(client)
+    if own is None or getattr(cls, "_prepare_options", None) is not own._prepare_options:
+        return False
+    if getattr(client, "_provider_runtime", None) is not None:
+        return False
+    if cls not in _TAKES_CONTENT:
+        _TAKES_CONTENT[cls] = "content" in (signature_options(cls.post) or ())
+    return _TAKES_CONTENT[cls]
+
+
+def sent_body(
+    sdk: Any, client: Any, body: dict[str, Any], options: dict[str, Any], is_async: bool
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(``post``'s ``content=`` or ``body=``, its options). A client that sends bytes as
+    they are gets the body encoded once here (``extra_body`` merged in, as the SDK merges
+    it: :mod:`zerda.llm._body_json`), an image's base64 text streamed a slice at a time
+    beside the Content-Length: no JSON string of the whole body, no data URL built. Any
+    other client gets ``body=`` (its data URLs made strings), which the SDK encodes."""
+    if sends_bytes(sdk, client, is_async):
+        extra = options.get("extra_json")
+        merged = {**body, **extra} if isinstance(extra, dict) else body
+        pieces = body_pieces(merged)
+        if pieces is not None:
+            options = {k: v for k, v in options.items() if k != "extra_json"}
+            if not pieces.spliced:
+                return {"content": pieces.joined()}, options
+            headers = {**(options.get("headers") or {}), "Content-Length": str(pieces.length)}
+            content = AsyncChunks(pieces) if is_async else SyncChunks(pieces)
+            return {"content": content}, {**options, "headers": headers}
+    return {"body": with_urls(body)}, options
 
 
 def stream_class(sdk: Any, is_async: bool) -> Any:

@@ -13,17 +13,23 @@ and asks for their ``encrypted_content``, keeps a response's output items in
 the API refuses a reasoning item "without its required following item" (the message or
 function call with its own item id), so the items that follow one keep their ids too.
 Another provider never sees them. Reasoning summaries are ``result["reasoning"]``.
+
+Built-in (hosted) tools (DESIGN §18, hosted.py): the request's hosted tools are ``tools``
+entries after the functions; each hosted output item is a server call, each text
+annotation a citation; the hosted items are kept as the API sent them and go back by id
+(``_replays_hosted``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from zerda.llm._fastpath import PrivateName
 from zerda.llm._stream import StreamAccumulator
 from zerda.llm._strict_schema import to_strict_schema
 from zerda.llm._structured import OutputSpec
+from zerda.llm._traits import Hosted
 from zerda.llm.base import Request
 from zerda.llm.errors import ZerdaError, excerpt, malformed_response
 from zerda.llm.messages import tool_output_text
@@ -36,6 +42,7 @@ from zerda.llm.wires.openai.compat import _stream_error, data_url
 from zerda.llm.wires.openai.interface import OpenAIInterface
 from zerda.llm.wires.openai_responses import count as _count
 from zerda.llm.wires.openai_responses import fastpath as _fastpath
+from zerda.llm.wires.openai_responses import hosted as _hosted
 
 Event = dict[str, Any]
 
@@ -195,9 +202,10 @@ def _strict_tool(tool: dict[str, Any]) -> dict[str, Any]:
     return {**tool, "parameters": parameters, "strict": True}
 
 
-def _map_tool_options(req: Request) -> dict[str, Any]:
-    """tools, tool_choice and parallel_tool_calls (the last two only with tools)."""
-    tools = _map_tools(req.tools)
+def _map_tool_options(req: Request, natives: Mapping[str, Hosted]) -> dict[str, Any]:
+    """tools (functions, then the hosted tools: hosted.py), tool_choice and
+    parallel_tool_calls (the last two only with tools)."""
+    tools = (_map_tools(req.tools) or []) + _hosted.map_hosted_tools(req.hosted, natives)
     if not tools:
         return {}
     options: dict[str, Any] = {"tools": tools}
@@ -251,12 +259,15 @@ def _map_reasoning(plan: Plan | None) -> dict[str, Any]:
     return {"reasoning": reasoning} if reasoning else {}
 
 
-def _map_storage(model: str) -> dict[str, Any]:
-    """Stateless by default: nothing stored at OpenAI, reasoning carried in the history.
-    https://platform.openai.com/docs/guides/reasoning#encrypted-reasoning-items"""
+def _map_storage(model: str, includes: list[str]) -> dict[str, Any]:
+    """Stateless by default: nothing stored at OpenAI, reasoning carried in the history
+    (https://platform.openai.com/docs/guides/reasoning#encrypted-reasoning-items); with
+    ``includes``, what the built-in tools need to show their results (hosted.py)."""
     storage: dict[str, Any] = {"store": False}
     if OPENAI.has("reasoning_items", model.rpartition("/")[2]):
-        storage["include"] = [_ENCRYPTED]
+        includes = [_ENCRYPTED, *includes]
+    if includes:
+        storage["include"] = includes
     return storage
 
 
@@ -341,11 +352,53 @@ def _map_usage(usage: Any) -> dict[str, Any] | None:
     )
 
 
+def _raw_item(item: Any) -> dict[str, Any]:
+    """An output item exactly as the API sent it (its nulls too: a code_interpreter_call
+    goes back with ``outputs: null``, a required field of the input item)."""
+    if isinstance(item, dict):
+        return item
+    if not hasattr(item, "model_dump"):
+        return {}
+    dumped: dict[str, Any] = item.model_dump(
+        mode="json", by_alias=True, exclude_unset=True, warnings=False
+    )
+    return dumped
+
+
+def _map_hosted_results(items: list[Any]) -> dict[str, Any]:
+    """``server_tool_calls``: one per hosted output item, in order; ``citations``: the
+    messages' annotations over the text joined (hosted.py). Only those items are read as
+    JSON: an answer without them costs a type check per item."""
+    return {
+        "server_tool_calls": [
+            _hosted.map_server_call(_raw_item(i))
+            for i in items
+            if _hosted.is_hosted_item(_get(i, "type"))
+        ],
+        "citations": _map_citations(items),
+    }
+
+
+def _map_citations(items: list[Any]) -> list[dict[str, Any]]:
+    """The message items' annotations, each moved by the text of the messages before."""
+    out: list[dict[str, Any]] = []
+    base = 0
+    for item in items:
+        if _get(item, "type") != "message":
+            continue
+        if any(_get(p, "annotations") for p in _get(item, "content") or []):
+            out += [c for _, _, c in _hosted.message_citations(_raw_item(item), base)]
+        base += len(_message_text(item))
+    return out
+
+
 def _map_item(item: Any) -> dict[str, Any]:
-    """What provider_data keeps of one output item: reasoning and built-in tool items
-    whole, messages and function calls by their ids (their text and calls are the
-    unified message's)."""
+    """What provider_data keeps of one output item: reasoning items whole, built-in tool
+    items as the API sent them, messages and function calls by their ids (their text and
+    calls are the unified message's)."""
     kind = _get(item, "type")
+    if _hosted.is_hosted_item(kind):
+        return dict(_raw_item(item))
     if kind == "message":
         slot = {"type": "message", "id": _get(item, "id"), "length": len(_message_text(item))}
         phase = _get(item, "phase")
@@ -405,17 +458,21 @@ class OpenAIResponsesInterface(OpenAIInterface):
     token_counter = _count.InputTokensCounter
     # https://platform.openai.com/docs/api-reference/responses-streaming/response/completed
     stream_final_event = "response.completed, response.incomplete or response.failed"
+    # The ``include`` values the built-in tools' readable results need, by native tool type.
+    hosted_includes: ClassVar[Mapping[str, str]] = _hosted.INCLUDES
 
     # --- request ---
 
     def _build_request(self, req: Request) -> dict[str, Any]:
+        tools = _map_tool_options(req, self.spec.traits.hosted)
+        includes = _hosted.map_includes(tools.get("tools") or [], self.hosted_includes)
         kwargs: dict[str, Any] = {
             "model": self.model,
             "input": _map_messages(req.messages, self.provider),
             **({"instructions": req.system} if req.system else {}),
-            **_map_tool_options(req),
+            **tools,
             **_map_options(req),
-            **_map_storage(str(self.model)),
+            **_map_storage(str(self.model), includes),
             **self._map_timeout(req.timeout),
             **self._native_output(req),
             **self._map_reasoning(req.reasoning),
@@ -425,6 +482,14 @@ class OpenAIResponsesInterface(OpenAIInterface):
 
     def _map_response_format(self, output: OutputSpec) -> dict[str, Any]:
         return _map_text_format(output)
+
+    def _replays_hosted(self, message: dict[str, Any]) -> bool:
+        """Whether the assistant message's provider_data holds this provider's hosted
+        output items, which _map_assistant sends back by id, in their order."""
+        items = ((message.get("provider_data") or {}).get(self.provider) or {}).get("items")
+        return isinstance(items, list) and any(
+            isinstance(i, dict) and _hosted.is_hosted_item(i.get("type")) for i in items
+        )
 
     def _map_reasoning(self, plan: Plan | None) -> dict[str, Any]:
         return _map_reasoning(plan)
@@ -450,6 +515,7 @@ class OpenAIResponsesInterface(OpenAIInterface):
             _map_usage(_get(raw, "usage")),
             _map_provider_data(items, self.provider),
             "".join(_reasoning_text(i) for i in items if _get(i, "type") == "reasoning"),
+            **_map_hosted_results(items),
         )
 
     def _map_stop_reason(self, native: Any) -> str:
@@ -462,14 +528,26 @@ class OpenAIResponsesInterface(OpenAIInterface):
         return handler(self, acc, chunk) if handler else []
 
     def _on_text(self, acc: StreamAccumulator, event: Any) -> list[Event]:
-        _stream_state(acc)["streamed"].add(_get(event, "output_index"))
+        _part_start(acc, event)
         return acc.text(_get(event, "delta"))
 
     def _on_refusal(self, acc: StreamAccumulator, event: Any) -> list[Event]:
         """``response.refusal.delta``: a piece of a refusal, which is the content (its done
         message item says ``refusal``, which makes the stop reason content_filter)."""
-        _stream_state(acc)["streamed"].add(_get(event, "output_index"))
+        _part_start(acc, event)
         return acc.text(_get(event, "delta"))
+
+    def _on_annotation(self, acc: StreamAccumulator, event: Any) -> list[Event]:
+        """``response.output_text.annotation.added``: a citation, its offsets into the text
+        part moved by the text before the part (the done message repeats it: taken once)."""
+        base = _part_start(acc, event)
+        annotation = _raw_item(_get(event, "annotation"))
+        cited = _hosted.map_annotation(annotation, base)
+        if cited is None:
+            return []
+        key = tuple(_get(event, k) for k in ("output_index", "content_index", "annotation_index"))
+        _stream_state(acc)["cited"].add(key)
+        return acc.citation(cited)
 
     def _on_reasoning(self, acc: StreamAccumulator, event: Any) -> list[Event]:
         _stream_state(acc)["streamed"].add(_get(event, "output_index"))
@@ -499,7 +577,11 @@ class OpenAIResponsesInterface(OpenAIInterface):
             if index not in state["items"]:
                 events += _item_done(acc, index, item)
         events += acc.end_all_calls()
+        events += _flush_server_calls(acc, everything=True)
         items = [state["items"][i] for i in sorted(state["items"])]
+        # Citations in output order, as generate lists them (a message the stream did not
+        # deliver was read last above).
+        acc.citations[:] = _map_citations(items)
         acc.native_stop = _native_stop(response, items)
         acc.finished = True
         acc.usage = _map_usage(_get(response, "usage"))
@@ -514,18 +596,74 @@ class OpenAIResponsesInterface(OpenAIInterface):
 
 
 def _stream_state(acc: StreamAccumulator) -> dict[str, Any]:
-    """Per stream: output items completed (by output_index), and the indexes whose text or
-    reasoning came as deltas (their done item must not add it again)."""
-    state: dict[str, Any] = acc.scratch.setdefault("responses", {"items": {}, "streamed": set()})
+    """Per stream: output items completed (by output_index), the indexes whose text or
+    reasoning came as deltas (their done item must not add it again), where each message
+    and each of its text parts started in the content (by output_index, and by
+    (output_index, content_index)), and the annotations already cited."""
+    state: dict[str, Any] = acc.scratch.setdefault(
+        "responses",
+        {"items": {}, "streamed": set(), "starts": {}, "cited": set(), "pending": {}, "next": 0},
+    )
     return state
+
+
+def _flush_server_calls(acc: StreamAccumulator, everything: bool = False) -> list[Event]:
+    """The ``server_tool_call`` events of the hosted items done whose earlier output items
+    are all done too (``everything``: all of them, at the end), so that the events and the
+    result list them in output order, as generate does, even when the stream leaves an
+    item to response.completed."""
+    state = _stream_state(acc)
+    events: list[Event] = []
+    while state["next"] in state["items"]:
+        call = state["pending"].pop(state["next"], None)
+        state["next"] += 1
+        events += acc.server_call(call) if call is not None else []
+    if everything:
+        for index in sorted(state["pending"], key=lambda i: i if isinstance(i, int) else -1):
+            events += acc.server_call(state["pending"].pop(index))
+    return events
+
+
+def _part_start(acc: StreamAccumulator, event: Any) -> int:
+    """Where the text part of a delta or annotation event starts in the content (the first
+    event of the part says), its message marked as streamed."""
+    index = _get(event, "output_index")
+    state = _stream_state(acc)
+    state["streamed"].add(index)
+    state["starts"].setdefault(index, acc.content_length)
+    start: int = state["starts"].setdefault(
+        (index, _get(event, "content_index")), acc.content_length
+    )
+    return start
+
+
+def _message_done(acc: StreamAccumulator, index: Any, item: Any) -> list[Event]:
+    """A finished message: its text when no delta brought it, and its citations that no
+    annotation event brought."""
+    state = _stream_state(acc)
+    text = _message_text(item)
+    events = [] if index in state["streamed"] else acc.text(text)
+    start = state["starts"].setdefault(index, acc.content_length - len(text))
+    if not any(_get(p, "annotations") for p in _get(item, "content") or []):
+        return events
+    for part, n, cited in _hosted.message_citations(_raw_item(item), start):
+        if (index, part, n) not in state["cited"]:
+            events += acc.citation(cited)
+    return events
 
 
 def _item_done(acc: StreamAccumulator, index: Any, item: Any) -> list[Event]:
     """A finished output item: a call completes with its final arguments; a message's text
-    or a reasoning summary that came without deltas is taken whole."""
+    or a reasoning summary that came without deltas is taken whole; a hosted item is a
+    server call, complete."""
     state = _stream_state(acc)
     state["items"][index] = item
     kind = _get(item, "type")
+    if kind == "message":
+        return _message_done(acc, index, item) + _flush_server_calls(acc)
+    if _hosted.is_hosted_item(kind):
+        state["pending"][index] = _hosted.map_server_call(_raw_item(item))
+        return _flush_server_calls(acc)
     if kind == "function_call":
         events = [] if acc.is_open(index) else acc.start_call(index, _get(item, "call_id"), "")
         open_call = acc.open_call(index)
@@ -537,8 +675,6 @@ def _item_done(acc: StreamAccumulator, index: Any, item: Any) -> list[Event]:
         return events + acc.end_call(index)
     if index in state["streamed"]:
         return []
-    if kind == "message":
-        return acc.text(_message_text(item))
     if kind == "reasoning":
         return acc.reasoning(_reasoning_text(item))
     return []
@@ -548,9 +684,14 @@ Handler = Callable[[OpenAIResponsesInterface, StreamAccumulator, Any], list[Even
 
 # Every event of the Responses stream that carries output, status or an error
 # (https://platform.openai.com/docs/api-reference/responses-streaming); the others
-# (created, in_progress, content_part.*, *.done echoes, built-in tool progress) add nothing.
+# (created, in_progress, content_part.*, *.done echoes) add nothing. A built-in tool's
+# progress events (response.web_search_call.in_progress / .searching / .completed,
+# file_search_call.*, code_interpreter_call.*, mcp_call.*, mcp_list_tools.*) carry only
+# its item id: the call is reported at its response.output_item.done, which holds its
+# action and results.
 _HANDLERS: dict[str, Handler] = {
     "response.output_text.delta": OpenAIResponsesInterface._on_text,
+    "response.output_text.annotation.added": OpenAIResponsesInterface._on_annotation,
     "response.refusal.delta": OpenAIResponsesInterface._on_refusal,
     "response.reasoning_summary_text.delta": OpenAIResponsesInterface._on_reasoning,
     "response.reasoning_text.delta": OpenAIResponsesInterface._on_reasoning,

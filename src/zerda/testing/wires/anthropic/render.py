@@ -14,6 +14,7 @@ from typing import Any
 from zerda.testing._counting import script_tokens
 from zerda.testing._ids import anthropic_call_id, message_id
 from zerda.testing._script import ErrorReply, RecordedRequest, Reply, Script
+from zerda.testing.wires.anthropic import hosted as _hosted
 from zerda.testing.wires.openai.render import (
     resolve_stop,
     script_usage,
@@ -87,7 +88,7 @@ def _message(script: Script, req: RecordedRequest) -> dict[str, Any]:
         "type": "message",
         "role": "assistant",
         "model": _model(script, req),
-        "content": _content_blocks(script),
+        "content": _content_blocks(script, req),
         "stop_reason": _stop_reason(script),
         "stop_sequence": _stop_sequence(script, req),
         "usage": _usage(script, usage[1]),
@@ -96,9 +97,10 @@ def _message(script: Script, req: RecordedRequest) -> dict[str, Any]:
 
 def _usage(script: Script, output_tokens: int) -> dict[str, Any]:
     """Today's usage object: input without the cache tokens, the cache fields, and the
-    service tier (recorded anthropic exchanges all carry them)."""
+    service tier (recorded anthropic exchanges all carry them); the server tools' requests
+    when the script ran some."""
     read, write = usage_part(script, "cache_read_tokens"), usage_part(script, "cache_write_tokens")
-    return {
+    usage = {
         "input_tokens": script_usage(script)[0] - read - write,
         "cache_creation_input_tokens": write,
         "cache_read_input_tokens": read,
@@ -106,12 +108,18 @@ def _usage(script: Script, output_tokens: int) -> dict[str, Any]:
         "output_tokens": output_tokens,
         "service_tier": "standard",
     }
+    server = _hosted.server_tool_use(script)
+    if server is not None:
+        usage["server_tool_use"] = server
+    return usage
 
 
-def _content_blocks(script: Script) -> list[dict[str, Any]]:
+def _content_blocks(script: Script, req: RecordedRequest) -> list[dict[str, Any]]:
+    """Thinking, the server tools' blocks (DESIGN §18), the text (cut at its citations),
+    the tool calls."""
     blocks = [dict(b) for b in _thinking(script)]
-    if script.text:
-        blocks.append({"type": "text", "text": script.text})
+    blocks += _hosted.server_blocks(script, req)
+    blocks += _hosted.text_blocks(script)
     for call in script.tool_calls:
         # Anthropic sends input as an object; a str argument can only be sent as itself.
         call_id = call.id or anthropic_call_id()
@@ -129,7 +137,7 @@ def _stream_events(script: Script, req: RecordedRequest) -> list[bytes]:
     start.update(content=[], stop_reason=None, stop_sequence=None)
     start["usage"] = _usage(script, 1)
     events = [_event("message_start", {"type": "message_start", "message": start})]
-    for index, block in enumerate(_stream_blocks(script)):
+    for index, block in enumerate(_stream_blocks(script, req)):
         block_events = _block_events(index, block, script.fragments)
         if index == 0:  # Anthropic pings right after the first block starts
             block_events.insert(1, _event("ping", {"type": "ping"}))
@@ -150,16 +158,23 @@ def _delta_usage(script: Script) -> dict[str, int]:
     send them (recorded anthropic streams)."""
     usage = _usage(script, script_usage(script)[1])
     keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    return {**{k: usage[k] for k in keys}, "output_tokens": usage["output_tokens"]}
+    delta = {**{k: usage[k] for k in keys}, "output_tokens": usage["output_tokens"]}
+    if "server_tool_use" in usage:  # the final counts come in message_delta (recordings)
+        delta["server_tool_use"] = usage["server_tool_use"]
+    return delta
 
 
-def _stream_blocks(script: Script) -> list[dict[str, Any]]:
+def _stream_blocks(script: Script, req: RecordedRequest) -> list[dict[str, Any]]:
     """Content blocks with tool inputs as the JSON text the stream sends in fragments."""
-    blocks = _content_blocks(script)
+    blocks = _content_blocks(script, req)
     for block in blocks:
-        if block["type"] == "tool_use":
+        if block["type"] in _INPUT_BLOCKS:
             block["input"] = _input_json(block["input"])
     return blocks
+
+
+# The blocks whose input streams as input_json_delta fragments after an empty start.
+_INPUT_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
 
 
 def _block_events(index: int, block: dict[str, Any], fragments: int) -> list[bytes]:
@@ -173,12 +188,15 @@ def _block_events(index: int, block: dict[str, Any], fragments: int) -> list[byt
         ]
         deltas.append({"type": "signature_delta", "signature": block.get("signature", "")})
     elif kind == "text":
-        start = {"type": "text", "text": ""}
-        deltas = [
+        # A cited block starts with no citations; each arrives as a citations_delta before
+        # the text (recorded anthropic web search streams).
+        start = {"type": "text", "text": "", **({"citations": []} if "citations" in block else {})}
+        deltas = [{"type": "citations_delta", "citation": c} for c in block.get("citations", [])]
+        deltas += [
             {"type": "text_delta", "text": p} for p in split_fragments(block["text"], fragments)
         ]
-    elif kind == "tool_use":
-        start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+    elif kind in _INPUT_BLOCKS:
+        start = {**block, "input": {}}
         deltas = [
             {"type": "input_json_delta", "partial_json": p}
             for p in split_fragments(block["input"], fragments)

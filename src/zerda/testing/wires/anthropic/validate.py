@@ -26,6 +26,11 @@ from zerda.testing._validate import (
     schema_error,
     shown,
 )
+from zerda.testing.wires.anthropic.hosted_rules import (
+    API_HOSTED_RULES,
+    SERVER_TOOL_RULES,
+    api_tool_types_known,
+)
 
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_-]+")
@@ -544,6 +549,7 @@ MESSAGES_RULES: tuple[Rule, ...] = (
     cache_points_within_limit,
     images_valid,
     thinking_allows_tool_choice,
+    *SERVER_TOOL_RULES,  # names, domains and uses of server tools (hosted_rules.py)
 )
 
 
@@ -585,12 +591,19 @@ COUNT_RULES: tuple[Rule, ...] = (
 
 # On api.anthropic.com the ``anthropic-version`` header is required (Bedrock and Vertex AI
 # take the version in the body: their wires' rules).
+# Its own tool types and the MCP connector are api.anthropic.com's (hosted_rules.py).
 API_MESSAGES_RULES: tuple[Rule, ...] = (
     api_key_present,
     version_header_present,
     *MESSAGES_RULES[1:],
+    *API_HOSTED_RULES,
 )
-API_COUNT_RULES: tuple[Rule, ...] = (api_key_present, version_header_present, *COUNT_RULES[1:])
+API_COUNT_RULES: tuple[Rule, ...] = (
+    api_key_present,
+    version_header_present,
+    *COUNT_RULES[1:],
+    api_tool_types_known,
+)
 _RULES_BY_PATH = {"/v1/messages": API_MESSAGES_RULES, "/v1/messages/count_tokens": API_COUNT_RULES}
 
 

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from zerda.testing._script import RecordedRequest
 from zerda.testing._validate import Rejection, Rule, body_of
+from zerda.testing.wires.anthropic.hosted_rules import CLIENT_TOOLS, tool_types_rule
 from zerda.testing.wires.anthropic.validate import (
     MESSAGES_RULES,
     THINKING_FORCED,
@@ -89,15 +90,31 @@ def adaptive_thinking_allows_tool_choice(req: RecordedRequest) -> Rejection | No
     return invalid(f"The model returned the following errors: {THINKING_FORCED}")
 
 
+def no_mcp_servers(req: RecordedRequest) -> Rejection | None:
+    """InvokeModel's body has no ``mcp_servers`` (the MCP connector "is not supported on
+    Amazon Bedrock", https://docs.claude.com/en/docs/agents-and-tools/mcp-connector): an
+    extraneous key, refused as ``model`` is (no_path_keys_in_body)."""
+    if "mcp_servers" not in body_of(req):
+        return None
+    return _malformed("extraneous key [mcp_servers] is not permitted")
+
+
+# Claude on Bedrock runs none of Anthropic's server tools: "tools.0: Input tag
+# 'web_search_20250305' found using 'type' does not match any of the expected tags:
+# 'bash_20250124', 'custom', 'text_editor_20250124'"
+# (https://github.com/anthropics/anthropic-sdk-python/issues/948).
+bedrock_tool_types_known = tool_types_rule(CLIENT_TOOLS, {})
+
 _MESSAGES_RULES = tuple(r for r in MESSAGES_RULES if r not in (api_key_present, model_present))
 RULES: tuple[Rule, ...] = (
     signed,
     version_valid,
     no_path_keys_in_body,
+    no_mcp_servers,
     # Bedrock's own answer first: the Messages rule below refuses the same request with
     # the Messages API's wording
     adaptive_thinking_allows_tool_choice,
-    *(_as_validation(r) for r in _MESSAGES_RULES),
+    *(_as_validation(r) for r in (*_MESSAGES_RULES, bedrock_tool_types_known)),
 )
 
 

@@ -9,6 +9,11 @@ from collections.abc import Sequence
 
 from zerda.testing._script import RecordedRequest
 from zerda.testing._validate import Rejection, Rule, body_of
+from zerda.testing.wires.anthropic.hosted_rules import (
+    CLIENT_TOOLS,
+    no_mcp_servers,
+    tool_types_rule,
+)
 from zerda.testing.wires.anthropic.validate import (
     COUNT_RULES,
     MESSAGES_RULES,
@@ -33,10 +38,20 @@ def version_valid(req: RecordedRequest) -> Rejection | None:
     return None
 
 
+# Claude on Vertex AI takes the client tools, tool search and web search (only with
+# "anthropic-beta: web-search-2025-03-05":
+# https://cloud.google.com/vertex-ai/generative-ai/docs/partner-models/claude/web-search,
+# https://github.com/ax-llm/ax/pull/457), no other server tool and no MCP connector.
+vertex_tool_types_known = tool_types_rule(
+    CLIENT_TOOLS, {"web_search_20250305": "web-search-2025-03-05"}
+)
+
 RULES: tuple[Rule, ...] = (
     *MESSAGES_RULES[:2],
     version_valid,
     *(r for r in MESSAGES_RULES[2:] if r is not model_present),
+    vertex_tool_types_known,
+    no_mcp_servers,
 )
 
 

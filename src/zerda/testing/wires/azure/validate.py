@@ -6,8 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from zerda.testing._script import RecordedRequest
-from zerda.testing._validate import Rejection, Rule, has_header
-from zerda.testing.wires.openai.validate import CHAT_RULES, api_key_present
+from zerda.testing._validate import Rejection, Rule, body_of, has_header
+from zerda.testing.wires.openai.validate import (
+    CHAT_RULES,
+    api_key_present,
+    web_search_options_on_search_models,
+    web_search_options_valid,
+)
 
 
 def credentials_present(req: RecordedRequest) -> Rejection | None:
@@ -23,9 +28,28 @@ def credentials_present(req: RecordedRequest) -> Rejection | None:
     )
 
 
+def no_web_search_options(req: RecordedRequest) -> Rejection | None:
+    """400 "Unrecognized request argument supplied: web_search_options" (param and code
+    null): Azure's Chat Completions reference has no ``web_search_options`` (nor search
+    models; its web search is the Responses API's tool,
+    https://learn.microsoft.com/azure/ai-foundry/openai/how-to/web-search), and Azure
+    answers a body field it does not know so (body quoted in
+    https://github.com/quarkiverse/quarkus-langchain4j/issues/285)."""
+    if "web_search_options" not in body_of(req):
+        return None
+    return Rejection(
+        400,
+        "Unrecognized request argument supplied: web_search_options",
+        "invalid_request_error",
+        {"param": None, "code": None},
+    )
+
+
+_NOT_AZURE = (api_key_present, web_search_options_on_search_models, web_search_options_valid)
 RULES: tuple[Rule, ...] = (
     credentials_present,
-    *(r for r in CHAT_RULES if r is not api_key_present),
+    no_web_search_options,
+    *(r for r in CHAT_RULES if r not in _NOT_AZURE),
 )
 
 

@@ -15,6 +15,7 @@ import secrets
 import string
 import uuid
 from typing import Any
+from urllib.parse import urlsplit
 
 from zerda.testing._counting import script_tokens
 from zerda.testing._eventstream import encode_event, encode_exception
@@ -128,8 +129,14 @@ def _content(script: Script) -> list[dict[str, Any]]:
     if script.reasoning:  # ReasoningContentBlock, before the text (Converse API reference)
         text = {"text": script.reasoning, "signature": REASONING_SIGNATURE}
         blocks.append({"reasoningContent": {"reasoningText": text}})
-    if script.text:
-        blocks.append({"text": script.text})
+    for use, result in _server_blocks(script):
+        blocks += [{"toolUse": use}, {"toolResult": result}]
+    for segment, citations in _text_segments(script):
+        if citations:
+            cited = {"content": [{"text": segment}], "citations": citations}
+            blocks.append({"citationsContent": cited})
+        else:
+            blocks.append({"text": segment})
     for call, call_id in _calls_with_ids(script):
         # Converse sends input as a JSON document; a str argument can only be sent as itself.
         tool_use = {"toolUseId": call_id, "name": call.name, "input": call.arguments}
@@ -146,8 +153,12 @@ def _stream_events(script: Script) -> list[bytes]:
     if script.reasoning:
         events.extend(_reasoning_block(index, script.reasoning, script.fragments))
         index += 1
-    if script.text:
-        events.extend(_text_block(index, script.text, script.fragments))
+    for use, result in _server_blocks(script):
+        events += _server_use_block(index, use, script.fragments)
+        events += _server_result_block(index + 1, result)
+        index += 2
+    for text, citations in _text_segments(script):
+        events.extend(_text_block(index, text, script.fragments, citations))
         index += 1
     for call, call_id in _calls_with_ids(script):
         events.extend(_tool_block(index, call_id, call.name, call.arguments, script.fragments))
@@ -158,9 +169,33 @@ def _stream_events(script: Script) -> list[bytes]:
     return events
 
 
-def _text_block(index: int, text: str, fragments: int) -> list[bytes]:
-    deltas = [{"text": piece} for piece in split_fragments(text, fragments)]
+def _text_block(
+    index: int, text: str, fragments: int, citations: list[dict[str, Any]] | None = None
+) -> list[bytes]:
+    """Text deltas; a cited span's citations follow as ``citation`` deltas of the same
+    block (CitationsDelta, https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CitationsDelta.html)."""
+    deltas: list[dict[str, Any]] = [{"text": piece} for piece in split_fragments(text, fragments)]
+    deltas += [{"citation": c} for c in citations or ()]
     return [*_deltas(index, deltas), _stop(index)]
+
+
+def _server_use_block(index: int, use: dict[str, Any], fragments: int) -> list[bytes]:
+    """A system tool's call, as the recorded code-interpreter stream sends it: a typed
+    toolUse start, its input as JSON fragments, a stop."""
+    start = {key: use[key] for key in ("toolUseId", "name", "type")}
+    pieces = split_fragments(json.dumps(use["input"]), fragments)
+    deltas = [{"toolUse": {"input": piece}} for piece in pieces]
+    head = _event("contentBlockStart", {"contentBlockIndex": index, "start": {"toolUse": start}})
+    return [head, *_deltas(index, deltas), _stop(index)]
+
+
+def _server_result_block(index: int, result: dict[str, Any]) -> list[bytes]:
+    """Its result: a toolResult start (toolUseId, type, status), one ``toolResult`` delta
+    holding the content list, a stop (recording bedrock/pydantic-ai__test_bedrock.
+    test_bedrock_model_code_execution_tool_stream__i00)."""
+    start = {key: result[key] for key in ("toolUseId", "type", "status")}
+    head = _event("contentBlockStart", {"contentBlockIndex": index, "start": {"toolResult": start}})
+    return [head, *_deltas(index, [{"toolResult": result["content"]}]), _stop(index)]
 
 
 def _reasoning_block(index: int, text: str, fragments: int) -> list[bytes]:
@@ -187,6 +222,71 @@ def _deltas(index: int, deltas: list[dict[str, Any]]) -> list[bytes]:
 
 def _stop(index: int) -> bytes:
     return _event("contentBlockStop", {"contentBlockIndex": index})
+
+
+# -- hosted tools and citations (DESIGN §18) ------------------------------------------------
+
+# Converse's system tools (Amazon Nova's), by unified type
+# (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_SystemTool.html).
+_SYSTEM_TOOLS = {"web_search": "nova_grounding", "code_execution": "nova_code_interpreter"}
+
+
+def _server_blocks(script: Script) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Each scripted server call as the toolUse (``type: "server_tool_use"``) and the
+    toolResult (typed ``<name>_result``) of the assistant's own message: the code
+    interpreter's output as its ``json`` {stdOut, stdErr, exitCode, isError} (the recorded
+    shape), any other as text (web grounding's result is text: "[HIDDEN]" in captures)."""
+    out = []
+    for call in script.server_tool_calls:
+        name = call.get("name") or _SYSTEM_TOOLS.get(call["type"], call["type"])
+        call_id = call.get("id") or bedrock_call_id()
+        use = {"toolUseId": call_id, "name": name, "input": call.get("input") or {}}
+        output = call.get("output")
+        content: list[dict[str, Any]] = []
+        if isinstance(output, str) and name == "nova_code_interpreter":
+            run = {"stdOut": output, "stdErr": "", "exitCode": 0, "isError": False}
+            content = [{"json": run}]
+        elif isinstance(output, str):
+            content = [{"text": output}]
+        result = {"toolUseId": call_id, "content": content, "status": "success"}
+        out.append(({**use, "type": "server_tool_use"}, {**result, "type": f"{name}_result"}))
+    return out
+
+
+def _text_segments(script: Script) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The text cut at the scripted citations' spans: each cited span a citationsContent
+    block of its own (its generated ``content`` and ``citations``,
+    https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CitationsContentBlock.html),
+    the text between as text blocks. Citations of one span share its block; a span that
+    overlaps the one before is cited over that one (Converse cannot say otherwise)."""
+    text = script.text or ""
+    spans: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for cited in script.citations:
+        spans.setdefault((cited["start"], cited["end"]), []).append(_native_citation(cited))
+    segments: list[tuple[str, list[dict[str, Any]]]] = []
+    at = 0
+    for (start, end), citations in sorted(spans.items()):
+        if start < at and segments:
+            segments[-1][1].extend(citations)
+            continue
+        if start > at:
+            segments.append((text[at:start], []))
+        segments.append((text[start:end], citations))
+        at = end
+    if at < len(text):
+        segments.append((text[at:], []))
+    return segments
+
+
+def _native_citation(cited: dict[str, Any]) -> dict[str, Any]:
+    """A Converse Citation with a web location (the shape web grounding cites with)."""
+    url = cited.get("url") or ""
+    native: dict[str, Any] = {"location": {"web": {"url": url, "domain": urlsplit(url).netloc}}}
+    if cited.get("title"):
+        native["title"] = cited["title"]
+    if cited.get("text"):
+        native["sourceContent"] = [{"text": cited["text"]}]
+    return native
 
 
 # -- shared pieces -------------------------------------------------------------------------

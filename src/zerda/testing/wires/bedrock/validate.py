@@ -256,6 +256,34 @@ def tool_names_valid(req: RecordedRequest) -> Rejection | None:
     return None
 
 
+def system_tools_valid(req: RecordedRequest) -> Rejection | None:
+    """400 for a ``systemTool`` (a hosted tool: Nova's ``nova_grounding``,
+    ``nova_code_interpreter``) whose ``name`` is missing or not a tool name: SystemTool.name
+    is "Required: Yes", a ToolName (1 to 64 of ``[a-zA-Z0-9_-]``)
+    (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_SystemTool.html),
+    in AWS's constraint wording (as tool_names_valid's). An unknown system tool's name is
+    not refused here: no source shows what Bedrock answers."""
+    tool_config = body_of(req).get("toolConfig")
+    tools = tool_config.get("tools") if isinstance(tool_config, dict) else None
+    for index, tool in dicts(tools):
+        if "systemTool" not in tool:
+            continue
+        system = tool["systemTool"]
+        name = system.get("name") if isinstance(system, dict) else None
+        where = f"'toolConfig.tools.{index + 1}.member.systemTool.name'"
+        if name is None:
+            return invalid(
+                f"1 validation error detected: Value null at {where} failed to satisfy "
+                "constraint: Member must not be null"
+            )
+        if not isinstance(name, str) or not TOOL_NAME.fullmatch(name) or len(name) > 64:
+            return invalid(
+                f"1 validation error detected: Value at {where} failed to satisfy "
+                "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+"
+            )
+    return None
+
+
 def images_valid(req: RecordedRequest) -> Rejection | None:
     """400 for an image whose format is not gif, jpeg, png or webp, or over 3.75 MB (API
     reference, ImageBlock: "format: gif | jpeg | png | webp"; "The maximum size of an image
@@ -434,6 +462,7 @@ CONVERSE_RULES: tuple[Rule, ...] = (
     text_not_blank,
     system_text_not_empty,
     tool_names_valid,
+    system_tools_valid,
     tool_schemas_valid,
     cache_points_within_limit,
     images_valid,

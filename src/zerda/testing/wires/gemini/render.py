@@ -24,6 +24,7 @@ from typing import Any
 
 from zerda.testing._counting import script_tokens
 from zerda.testing._script import ErrorReply, RecordedRequest, Reply, Script
+from zerda.testing.wires.gemini.hosted import candidate_metadata, server_parts
 from zerda.testing.wires.openai.render import (
     resolve_stop,
     script_usage,
@@ -116,6 +117,8 @@ def _response(
     candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}}
     if final:
         candidate["finishReason"] = _finish_reason(script)
+        # Grounding and URL context come with the last chunk (hosted.py).
+        candidate.update(candidate_metadata(script))
     candidate["index"] = 0
     return {
         "candidates": [candidate],
@@ -127,6 +130,7 @@ def _response(
 
 def _parts(script: Script, model: str) -> list[dict[str, Any]]:
     parts = [_thought(script.reasoning)] if script.reasoning else []
+    parts += server_parts(script)  # the hosted tools' parts, before the text
     parts += [{"text": script.text}] if script.text else []
     parts.extend(_call_parts(script, model))
     return parts
@@ -159,7 +163,8 @@ def _stream_chunks(script: Script, model: str, response_id: str) -> list[dict[st
     texts = split_fragments(script.text, script.fragments) if script.text else []
     call_parts = _call_parts(script, model)
     # The last chunk carries the finish reason: the calls' chunk, else the last text's.
-    chunk_parts = [[_thought(t)] for t in thoughts] + [[{"text": t}] for t in texts]
+    chunk_parts = [[_thought(t)] for t in thoughts] + [[p] for p in server_parts(script)]
+    chunk_parts += [[{"text": t}] for t in texts]
     if call_parts or not chunk_parts:
         chunk_parts.append(call_parts or [{"text": ""}])
     last = len(chunk_parts) - 1

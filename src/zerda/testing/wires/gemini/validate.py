@@ -26,6 +26,7 @@ from zerda.testing._validate import (
     number,
     shown,
 )
+from zerda.testing.wires.gemini.validate_hosted import GEMINI_RULES as GEMINI_HOSTED_RULES
 
 # google.ai.generativelanguage.v1beta.Schema's fields, in both JSON spellings.
 SCHEMA_FIELDS = frozenset(
@@ -491,6 +492,7 @@ GENERATE_RULES: tuple[Rule, ...] = (
     schema_fields_known,
     schema_values_valid,
     inline_data_valid,
+    *GEMINI_HOSTED_RULES,  # built-in tools (validate_hosted.py); Vertex AI has its own
 )
 
 

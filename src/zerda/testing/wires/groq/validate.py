@@ -88,12 +88,65 @@ def message_fields_known(req: RecordedRequest) -> Rejection | None:
     return None
 
 
-# OpenAI's model limits name OpenAI's models; Groq's are its own.
-_NOT_GROQ = (openai.api_key_present, openai.max_tokens_within_model)
+# Groq's tool types (its SDK's ChatCompletionToolParam: "`function`, `browser_search`, and
+# `code_interpreter` are supported") and the Compound tool identifiers
+# (https://console.groq.com/docs/compound/built-in-tools, "Identifier").
+TOOL_TYPES = ("function", "browser_search", "code_interpreter")
+COMPOUND_TOOLS = (
+    "web_search",
+    "visit_website",
+    "browser_automation",
+    "code_interpreter",
+    "wolfram_alpha",
+)
+
+
+def _not_one_of(where: str, value: object, allowed: tuple[str, ...]) -> Rejection:
+    """Groq's schema answer for a value outside an enumeration, in the form its validator
+    gives for the other schema rules (``message_fields_known``)."""
+    listed = ", ".join(f"'{a}'" for a in allowed)
+    return _groq_error(f"'{where}' : value must be one of [{listed}], got '{value}'")
+
+
+def tool_types_known(req: RecordedRequest) -> Rejection | None:
+    """400 for a tool whose ``type`` is not one Groq runs: ``function``, or the built-in
+    ``browser_search`` (https://console.groq.com/docs/browser-search) and
+    ``code_interpreter`` (https://console.groq.com/docs/code-execution)."""
+    for index, tool in dicts(body_of(req).get("tools")):
+        kind = tool.get("type")
+        if kind is not None and kind not in TOOL_TYPES:
+            return _not_one_of(f"tools.{index}.type", kind, TOOL_TYPES)
+    return None
+
+
+def compound_tools_known(req: RecordedRequest) -> Rejection | None:
+    """400 for a ``compound_custom.tools.enabled_tools`` entry that is no Compound tool's
+    identifier (https://console.groq.com/docs/compound/built-in-tools)."""
+    custom = body_of(req).get("compound_custom")
+    tools = custom.get("tools") if isinstance(custom, dict) else None
+    enabled = tools.get("enabled_tools") if isinstance(tools, dict) else None
+    for index, name in enumerate(enabled if isinstance(enabled, list) else []):
+        if name not in COMPOUND_TOOLS:
+            where = f"compound_custom.tools.enabled_tools.{index}"
+            return _not_one_of(where, name, COMPOUND_TOOLS)
+    return None
+
+
+# OpenAI's model limits name OpenAI's models; Groq's are its own, and so are its tool types
+# and its search (no web_search_options: Compound and browser_search search instead).
+_NOT_GROQ = (
+    openai.api_key_present,
+    openai.max_tokens_within_model,
+    openai.tool_types_known,
+    openai.web_search_options_on_search_models,
+    openai.web_search_options_valid,
+)
 CHAT_RULES: tuple[Rule, ...] = (
     api_key_present,
     n_is_one,
     message_fields_known,
+    tool_types_known,
+    compound_tools_known,
     *(_without_param(r) for r in openai.CHAT_RULES if r not in _NOT_GROQ),
 )
 

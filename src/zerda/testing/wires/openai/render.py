@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 from zerda.testing import _ids
@@ -191,8 +192,36 @@ class OpenAIRenderer:
             message["tool_calls"] = [self.tool_call(c) for c in calls]
         # A refusal comes with content null: https://platform.openai.com/docs/guides/structured-outputs#refusals
         message["refusal"] = script.refusal
-        message["annotations"] = []
+        message["annotations"] = self.annotations(script)
         return message
+
+    def annotations(self, script: Script) -> list[dict[str, Any]]:
+        """The script's citations as ``url_citation`` annotations, character offsets into
+        the content (https://platform.openai.com/docs/api-reference/chat/object). Chat
+        Completions has no item for the search itself: a scripted server call is not sent
+        (Zerda reads an answer citing URLs as one web_search call)."""
+        return [
+            {
+                "type": "url_citation",
+                "url_citation": {
+                    "end_index": c["end"],
+                    "start_index": c["start"],
+                    "title": c.get("title") or "",
+                    "url": c.get("url") or "",
+                },
+            }
+            for c in script.citations
+        ]
+
+    def server_call_deltas(self, script: Script) -> list[dict[str, Any]]:
+        """Stream deltas of the calls the provider ran, before the text (none here)."""
+        return []
+
+    def citation_deltas(self, script: Script) -> list[dict[str, Any]]:
+        """The citations' delta after the text: the annotations, whole, with no content (a
+        search model's last delta, seen in https://github.com/openai/openai-java/issues/297)."""
+        annotations = self.annotations(script)
+        return [{"annotations": annotations}] if annotations else []
 
     def reasoning_part(self, script: Script) -> dict[str, Any]:
         """The message field carrying the script's reasoning (none without one)."""
@@ -289,18 +318,23 @@ class OpenAIRenderer:
         return {**body, "choices": [choice], "usage": self.usage(script)}
 
     def deltas(self, script: Script, calls: list[ScriptedCall]) -> list[dict[str, Any]]:
-        """The first delta, the reasoning's, the text's, the refusal's, the calls'."""
+        """The first delta, the reasoning's, the server calls', the text's and its
+        citations', the refusal's, the calls'."""
         out = [self.first_delta(script)]
-        pieces = [
-            (self.reasoning_delta, script.reasoning),
-            (lambda p: {"content": p}, script.text),
-            (lambda p: {"refusal": p}, script.refusal),
-        ]
-        for delta, text in pieces:
-            if text:
-                out.extend(delta(p) for p in split_fragments(text, script.fragments))
+        out += self.text_deltas(self.reasoning_delta, script.reasoning, script)
+        out += self.server_call_deltas(script)
+        out += self.text_deltas(lambda p: {"content": p}, script.text, script)
+        out += self.citation_deltas(script)
+        out += self.text_deltas(lambda p: {"refusal": p}, script.refusal, script)
         out.extend(self.call_deltas(calls, script))
         return out
+
+    @staticmethod
+    def text_deltas(
+        delta: Callable[[str], dict[str, Any]], text: str | None, script: Script
+    ) -> list[dict[str, Any]]:
+        """A text in the script's number of pieces, each as ``delta`` makes it."""
+        return [delta(p) for p in split_fragments(text, script.fragments)] if text else []
 
     def stream_chunks(
         self, script: Script, req: RecordedRequest, calls: list[ScriptedCall]

@@ -35,6 +35,11 @@ IMAGE_FORMATS = ("png", "jpeg", "gif", "webp")
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]+")
 TOOL_NAME_MAX = 64
 TEMPERATURE_MAX = 2
+TOOL_TYPES = ("function", "custom")
+# The search models, which alone take web_search_options
+# (https://platform.openai.com/docs/guides/tools-web-search?api-mode=chat).
+SEARCH_MODEL = re.compile(r"-search-(preview|api)")
+CONTEXT_SIZES = ("low", "medium", "high")
 
 # Each model's most completion tokens (the models pages' "Max output tokens",
 # https://platform.openai.com/docs/models); the first pattern matching the start of the model
@@ -195,11 +200,87 @@ def tool_names_valid(req: RecordedRequest) -> Rejection | None:
     reference, ``tools[].function.name``: "a-z, A-Z, 0-9, or contain underscores and dashes,
     with a maximum length of 64", https://platform.openai.com/docs/api-reference/chat/create)."""
     for index, tool in dicts(body_of(req).get("tools")):
+        if tool.get("type", "function") != "function":
+            continue  # another type's own rule answers for it
         function = tool.get("function")
         name = function.get("name") if isinstance(function, dict) else None
         rejection = tool_name_rejection(name, f"tools[{index}].function.name")
         if rejection:
             return rejection
+    return None
+
+
+def tool_types_known(req: RecordedRequest) -> Rejection | None:
+    """400 ``invalid_value`` for a tool whose ``type`` is neither ``function`` nor
+    ``custom``: Chat Completions runs no built-in tool in ``tools`` (API reference,
+    ``tools``: "A list of tools the model may call. You can provide either custom tools or
+    function tools", https://platform.openai.com/docs/api-reference/chat/create); its web
+    search is ``web_search_options``. The answer is the API's invalid_value form (as
+    ``roles_known``)."""
+    for index, tool in dicts(body_of(req).get("tools")):
+        kind = tool.get("type")
+        if kind is not None and kind not in TOOL_TYPES:
+            return reject(
+                400,
+                f"Invalid value: '{kind}'. Supported values are: 'function' and 'custom'.",
+                f"tools[{index}].type",
+                "invalid_value",
+            )
+    return None
+
+
+def web_search_options_on_search_models(req: RecordedRequest) -> Rejection | None:
+    """400 "Web search options not supported with this model." (param
+    ``web_search_options``, code null) for ``web_search_options`` on a model that is not a
+    search model (recording
+    openai/pydantic-ai__test_openai.test_openai_web_search_tool_model_not_supported__i00,
+    gpt-4o; the search models: https://platform.openai.com/docs/guides/tools-web-search?api-mode=chat)."""
+    body = body_of(req)
+    if body.get("web_search_options") is None or SEARCH_MODEL.search(str(body.get("model"))):
+        return None
+    return reject(400, "Web search options not supported with this model.", "web_search_options")
+
+
+def web_search_options_valid(req: RecordedRequest) -> Rejection | None:
+    """400 for ``web_search_options`` fields the API refuses: ``search_context_size`` other
+    than low, medium or high; a ``user_location`` whose ``type`` is not ``approximate`` or
+    without its ``approximate`` object (API reference, ``web_search_options``,
+    https://platform.openai.com/docs/api-reference/chat/create; the answers are the API's
+    invalid_value and missing_required_parameter forms, as ``roles_known`` and
+    ``messages_present``)."""
+    options = body_of(req).get("web_search_options")
+    if not isinstance(options, dict):
+        return None
+    size = options.get("search_context_size")
+    if size is not None and size not in CONTEXT_SIZES:
+        return reject(
+            400,
+            f"Invalid value: '{size}'. Supported values are: 'low', 'medium', and 'high'.",
+            "web_search_options.search_context_size",
+            "invalid_value",
+        )
+    return _location_rejection(options.get("user_location"))
+
+
+def _location_rejection(location: Any) -> Rejection | None:
+    where = "web_search_options.user_location"
+    if location is None:
+        return None
+    if not isinstance(location, dict) or location.get("type") != "approximate":
+        kind = location.get("type") if isinstance(location, dict) else location
+        return reject(
+            400,
+            f"Invalid value: '{kind}'. Supported values are: 'approximate'.",
+            f"{where}.type",
+            "invalid_value",
+        )
+    if not isinstance(location.get("approximate"), dict):
+        return reject(
+            400,
+            f"Missing required parameter: '{where}.approximate'.",
+            f"{where}.approximate",
+            "missing_required_parameter",
+        )
     return None
 
 
@@ -485,7 +566,10 @@ CHAT_RULES: tuple[Rule, ...] = (
     roles_known,
     tool_messages_answer_calls,
     tool_calls_answered,
+    tool_types_known,
     tool_names_valid,
+    web_search_options_on_search_models,
+    web_search_options_valid,
     tool_choice_needs_tools,
     tool_schemas_valid,
     response_format_valid,

@@ -2,10 +2,11 @@
 
 Output items come in the order the real API sends them: reasoning items (from
 ``provider_data["openai-responses"]["reasoning"]``: ``[{"summary": [str], "encrypted_content":
-str}]``), then the message, then one ``function_call`` item per call. A stream sends each
-item as ``output_item.added``, its deltas and ``output_item.done``, between
-``response.created`` / ``in_progress`` and ``response.completed`` (``response.incomplete``
-for max_tokens or a content filter), as in
+str}]``), the hosted calls (``Script.server_tool_calls``, hosted.py), then the message (its
+``Script.citations`` as annotations of its text), then one ``function_call`` item per call.
+A stream sends each item as ``output_item.added``, its deltas (a hosted call: its progress
+events) and ``output_item.done``, between ``response.created`` / ``in_progress`` and
+``response.completed`` (``response.incomplete`` for max_tokens or a content filter), as in
 https://platform.openai.com/docs/api-reference/responses-streaming.
 """
 
@@ -25,6 +26,7 @@ from zerda.testing.wires.openai.render import (
     split_fragments,
     usage_part,
 )
+from zerda.testing.wires.openai_responses import hosted as _hosted
 
 WIRE = "openai-responses"
 
@@ -124,8 +126,9 @@ def _message_item(script: Script) -> dict[str, Any]:
     (https://platform.openai.com/docs/guides/structured-outputs?api-mode=responses#refusals)."""
     parts: list[dict[str, Any]] = []
     if script.text:
+        annotations = [_hosted.annotation(c) for c in script.citations]
         parts.append(
-            {"type": "output_text", "annotations": [], "logprobs": [], "text": script.text}
+            {"type": "output_text", "annotations": annotations, "logprobs": [], "text": script.text}
         )
     if script.refusal:
         parts.append({"type": "refusal", "refusal": script.refusal})
@@ -150,7 +153,8 @@ def _call_item(call: ScriptedCall) -> dict[str, Any]:
 
 
 def _output_items(script: Script) -> list[dict[str, Any]]:
-    items = _reasoning_items(script)
+    """Reasoning, the hosted calls (hosted.py), the message, the function calls."""
+    items = _reasoning_items(script) + [_hosted.hosted_item(c) for c in script.server_tool_calls]
     if script.text or script.refusal:
         items.append(_message_item(script))
     return items + [_call_item(c) for c in script.tool_calls]
@@ -200,7 +204,7 @@ def _response(
         "parallel_tool_calls": body.get("parallel_tool_calls", True),
         "store": body.get("store", True),
         "tool_choice": body.get("tool_choice", "auto"),
-        "tools": body.get("tools") or [],
+        "tools": _hosted.echoed_tools(body.get("tools")),
         "usage": _usage(script) if final else None,
     }
 
@@ -215,7 +219,9 @@ def _item_events(index: int, item: dict[str, Any], script: Script) -> list[dict[
         return _message_events(index, item, script)
     if kind == "function_call":
         return _call_events(index, item, script)
-    return _reasoning_events(index, item, script.fragments)
+    if kind == "reasoning":
+        return _reasoning_events(index, item, script.fragments)
+    return _hosted.hosted_events(index, item)
 
 
 def _message_events(index: int, item: dict[str, Any], script: Script) -> list[dict[str, Any]]:
@@ -234,12 +240,14 @@ def _part_events(at: dict[str, Any], part: dict[str, Any], fragments: int) -> li
     key, kind = ("refusal", "refusal") if part["type"] == "refusal" else ("text", "output_text")
     extra: dict[str, Any] = {} if key == "refusal" else {"logprobs": []}
     text = part[key]
+    empty = {**part, key: ""} if key == "refusal" else {**part, key: "", "annotations": []}
     return [
-        {"type": "response.content_part.added", **at, "part": {**part, key: ""}},
+        {"type": "response.content_part.added", **at, "part": empty},
         *(
             {"type": f"response.{kind}.delta", **at, "delta": piece, **extra}
             for piece in split_fragments(text, fragments)
         ),
+        *_hosted.annotation_events(at, part),
         {"type": f"response.{kind}.done", **at, key: text, **extra},
         {"type": "response.content_part.done", **at, "part": part},
     ]

@@ -20,6 +20,10 @@ from zerda.testing.wires.openai.validate import (
     temperature_in_range,
     tool_name_rejection,
 )
+from zerda.testing.wires.openai_responses.hosted_rules import (
+    hosted_items_complete,
+    hosted_tools_valid,
+)
 
 # Content part types per place (API reference, "input" item list:
 # https://platform.openai.com/docs/api-reference/responses/create#responses-create-input).
@@ -265,6 +269,8 @@ RULES: tuple[Rule, ...] = (
     tool_schemas_valid,
     text_format_valid,
     text_format_schema_valid,
+    hosted_tools_valid,
+    hosted_items_complete,
 )
 
 
@@ -307,6 +313,7 @@ COUNT_RULES: tuple[Rule, ...] = (
     outputs_answer_calls,
     content_parts_valid,
     function_tools_valid,
+    hosted_tools_valid,
     text_format_valid,
 )
 

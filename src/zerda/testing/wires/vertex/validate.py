@@ -10,6 +10,8 @@ from zerda.testing._script import RecordedRequest
 from zerda.testing._validate import Rejection, Rule, bearer_present, body_of, has_header
 from zerda.testing.wires.gemini.validate import api_key_present, invalid
 from zerda.testing.wires.gemini.validate import rules_for as gemini_rules_for
+from zerda.testing.wires.gemini.validate_hosted import GEMINI_RULES as GEMINI_HOSTED_RULES
+from zerda.testing.wires.gemini.validate_hosted import VERTEX_RULES as VERTEX_HOSTED_RULES
 
 
 def oauth_present(req: RecordedRequest) -> Rejection | None:
@@ -60,4 +62,6 @@ def rules_for(req: RecordedRequest) -> Sequence[Rule]:
         return ()
     if req.path.endswith(":countTokens"):
         rules = (*rules[:2], count_fields_known, *rules[2:])
+    else:  # Vertex AI's own built-in tools and parts (validate_hosted.py)
+        rules = (*(r for r in rules if r not in GEMINI_HOSTED_RULES), *VERTEX_HOSTED_RULES)
     return (oauth_present, *(r for r in rules if r is not api_key_present))
