@@ -28,7 +28,7 @@ def test_the_table_gives_ratios_and_marks_those_above_the_goal() -> None:
     rows["openai"]["raw"]["cpu_s"] = 0.1
     rows["openai"]["zerda"]["cpu_s"] = 0.12
     assert bench_image.table(rows).splitlines()[2:] == [
-        "| openai | 32.0 | 40.0 | 1.25x | 100.0 | 120.0 | 1.20x ⚠ | 1 + 0 | 1 + 0 |",
+        "| openai | 32.0 | 40.0 | 1.25x ⚠ | 100.0 | 120.0 | 1.20x ⚠ | 1 + 0 | 1 + 0 |",
         "| bedrock | 20.0 | 40.0 | 2.00x ⚠ |  |  |  | 0 + 1 | 1 + 1 |",
         "| gemini | failed: boom ||||||||",
     ]

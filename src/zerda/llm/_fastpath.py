@@ -38,21 +38,41 @@ class PrivateName:
     why: str
     keywords: tuple[str, ...] = ()
     assigns: tuple[str, ...] = ()
+    # Where older releases kept the same object, as (module, path) pairs, tried in order
+    # when ``module.path`` is absent (a name that moved between releases).
+    formerly: tuple[tuple[str, str], ...] = ()
 
     @property
     def qualified(self) -> str:
         return f"{self.module}.{self.path}"
 
     def present(self) -> bool:
-        try:
-            obj: Any = importlib.import_module(self.module)
-        except ImportError:
-            return False
-        for attribute in self.path.split("."):
-            if not hasattr(obj, attribute):
-                return False
-            obj = getattr(obj, attribute)
-        return set(self.keywords) <= _keywords(obj) and set(self.assigns) <= _assigned(obj)
+        return self.resolve() is not _ABSENT
+
+    def resolve(self) -> Any:
+        """The object the name stands for (its first place that has it), else ``_ABSENT``."""
+        for module, path in ((self.module, self.path), *self.formerly):
+            obj = _lookup(module, path)
+            if obj is _ABSENT:
+                continue
+            if set(self.keywords) <= _keywords(obj) and set(self.assigns) <= _assigned(obj):
+                return obj
+        return _ABSENT
+
+
+_ABSENT = object()
+
+
+def _lookup(module: str, path: str) -> Any:
+    try:
+        obj: Any = importlib.import_module(module)
+    except ImportError:
+        return _ABSENT
+    for attribute in path.split("."):
+        if not hasattr(obj, attribute):
+            return _ABSENT
+        obj = getattr(obj, attribute)
+    return obj
 
 
 def _keywords(obj: Any) -> set[str]:

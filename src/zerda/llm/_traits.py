@@ -8,8 +8,9 @@ imports nothing of Zerda's.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Protocol
 
@@ -37,12 +38,29 @@ class Hosted:
     its wire sends, e.g. ``web_search_20250305``; ``options`` the unified options the row
     honours (any other is refused before sending); ``models`` a regular expression searched
     in the model name, of the models that run it ("" for every model of the row); ``doc``
-    the provider's reference."""
+    the provider's reference; ``versions`` the newer native versions some models take."""
 
     native: str
     options: frozenset[str] = frozenset()
     models: str = ""
     doc: str = ""
+    # Newer native versions some models take: (a regular expression searched in the model
+    # name, the native version), the first match wins; other models get ``native``.
+    versions: tuple[tuple[str, str], ...] = ()
+
+    def native_for(self, model: str | None) -> str:
+        """The native version this model takes."""
+        for pattern, native in self.versions:
+            if re.search(pattern, model or ""):
+                return native
+        return self.native
+
+
+def hosted_for(hosted: Mapping[str, Hosted], model: str | None) -> Mapping[str, Hosted]:
+    """A row's hosted tools with the native version ``model`` takes (``Hosted.versions``)."""
+    if not any(h.versions for h in hosted.values()):
+        return hosted
+    return {k: replace(h, native=h.native_for(model), versions=()) for k, h in hosted.items()}
 
 
 def frozen_hosted(mapping: Mapping[str, Hosted]) -> Mapping[str, Hosted]:

@@ -166,3 +166,15 @@ def test_a_pickle_decides_again_where_it_is_loaded(
     _fastpath._table_usable.cache_clear()
     loaded = pickle.loads(pickle.dumps(llm))
     assert loaded._fast is False and loaded.fast_path is True
+
+
+def test_a_name_that_moved_is_found_where_older_releases_kept_it() -> None:
+    moved = PrivateName(
+        "json", "no_such_name", "a table that moved", formerly=(("json.decoder", "JSONDecoder"),)
+    )
+    import json.decoder
+
+    assert moved.present() is True
+    assert moved.resolve() is json.decoder.JSONDecoder
+    gone = PrivateName("json", "no_such_name", "gone", formerly=(("json", "still_not_here"),))
+    assert gone.present() is False

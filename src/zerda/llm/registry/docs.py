@@ -318,6 +318,8 @@ def _hosted_cell(traits: Traits, kind: str) -> str:
     if hosted is None:
         return "—"
     cell = f"[`{hosted.native}`]({hosted.doc})" if hosted.doc else f"`{hosted.native}`"
+    for pattern, native in hosted.versions:
+        cell += " ({} for models matching `{}`)".format(f"`{native}`", pattern.replace("|", "\\|"))
     if hosted.models:  # a "|" in a pattern would end the Markdown cell
         cell += " (models matching `{}`)".format(hosted.models.replace("|", "\\|"))
     return cell

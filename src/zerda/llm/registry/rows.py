@@ -303,6 +303,12 @@ _ANTHROPIC_HOSTED = frozen_hosted(
             native="web_search_20250305",
             options=frozenset({"max_uses", "allowed_domains", "blocked_domains", "user_location"}),
             doc="https://docs.claude.com/en/docs/agents-and-tools/tool-use/web-search-tool",
+            # Dynamic filtering: web_search_20260209 on Opus and Sonnet 4.6 and later (the
+            # page above; a recorded claude-sonnet-4-6 exchange with it got 200, and one
+            # with claude-sonnet-4-5 used web_search_20250305, pydantic-ai's test_web_tools).
+            versions=(
+                (r"claude-(opus|sonnet)-(4-([6-9]|\d\d)(?!\d)|[5-9])", "web_search_20260209"),
+            ),
         ),
         "web_fetch": Hosted(
             native="web_fetch_20250910",

@@ -834,3 +834,21 @@ def test_blocks_with_odd_ids_pair_with_nothing_and_break_nothing(
     ]
     server.enqueue_raw(200, stream_of(answer), {"content-type": "text/event-stream"}, "anthropic")
     assert done(list(llm.stream("hi")))["server_tool_calls"] == generated["server_tool_calls"]
+
+
+@pytest.mark.parametrize(
+    ("model", "version"),
+    [
+        ("claude-sonnet-4-6", "web_search_20260209"),
+        ("claude-opus-4-6", "web_search_20260209"),
+        ("claude-sonnet-4-5", "web_search_20250305"),
+        ("claude-haiku-4-5", "web_search_20250305"),
+        ("claude-opus-4-20250514", "web_search_20250305"),
+    ],
+)
+def test_web_search_goes_in_the_version_the_model_takes(model: str, version: str) -> None:
+    from zerda.llm import create_interface, hosted
+
+    llm = create_interface("anthropic", model=model, api_key="k")
+    body = llm._native_request("hi", {"tools": [hosted.web_search(max_uses=2)]})
+    assert body["tools"] == [{"type": version, "name": "web_search", "max_uses": 2}]

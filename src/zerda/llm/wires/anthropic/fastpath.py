@@ -24,6 +24,7 @@ interface built with ``fast_path=False``, or on an SDK lacking one of them, call
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any
 
@@ -59,11 +60,21 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
         "create()'s timeout from max_tokens (a ValueError when the call needs streaming)",
         keywords=("max_tokens", "max_nonstreaming_tokens"),
     ),
-    PrivateName("anthropic", "_data.DEPRECATED_MODELS", "create()'s deprecation warning"),
-    PrivateName(
+    _DEPRECATED := PrivateName(
+        "anthropic",
+        "_data.DEPRECATED_MODELS",
+        "create()'s deprecation warning",
+        # anthropic 0.x releases (e.g. 0.125, which any-llm pins) keep it in the module
+        # of messages.create itself.
+        formerly=(("anthropic.resources.messages.messages", "DEPRECATED_MODELS"),),
+    ),
+    _THINKING_WARNED := PrivateName(
         "anthropic",
         "_data.MODELS_TO_WARN_WITH_THINKING_ENABLED",
         "create()'s warning for thinking 'enabled'",
+        formerly=(
+            ("anthropic.resources.messages.messages", "MODELS_TO_WARN_WITH_THINKING_ENABLED"),
+        ),
     ),
     PrivateName(
         "anthropic",
@@ -145,15 +156,22 @@ def _default_timeout(sdk: Any, client: Any, body: dict[str, Any], options: dict[
     options["timeout"] = client._calculate_nonstreaming_timeout(body["max_tokens"], limit)
 
 
+@functools.lru_cache(maxsize=1)
+def _tables() -> tuple[Any, Any]:
+    """create()'s two warning tables, wherever the installed release keeps them (the fast
+    path is on only when both are found)."""
+    return _DEPRECATED.resolve(), _THINKING_WARNED.resolve()
+
+
 def _warn_like_create(sdk: Any, body: dict[str, Any]) -> None:
     """The warnings ``create()`` gives for a deprecated model (and for thinking "enabled"
     on a model that should use "adaptive")."""
-    data = sdk._data
+    deprecated, thinking_warned = _tables()
     model = body.get("model")
-    if model in data.DEPRECATED_MODELS:
+    if model in deprecated:
         warnings.warn(
             f"The model '{model}' is deprecated and will reach end-of-life on "
-            f"{data.DEPRECATED_MODELS[model]}.\nPlease migrate to a newer model. Visit "
+            f"{deprecated[model]}.\nPlease migrate to a newer model. Visit "
             "https://docs.anthropic.com/en/docs/resources/model-deprecations for more "
             "information.",
             DeprecationWarning,
@@ -161,7 +179,7 @@ def _warn_like_create(sdk: Any, body: dict[str, Any]) -> None:
         )
     thinking = body.get("thinking")
     if (
-        model in data.MODELS_TO_WARN_WITH_THINKING_ENABLED
+        model in thinking_warned
         and isinstance(thinking, dict)
         and thinking.get("type") == "enabled"
     ):

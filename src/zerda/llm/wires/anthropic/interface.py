@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from zerda.llm._fastpath import PrivateName
 from zerda.llm._signatures import signature_options
 from zerda.llm._strict_schema import to_strict_schema
+from zerda.llm._traits import hosted_for
 from zerda.llm.base import BaseLLMInterface, Request, without_sdk_retries
 from zerda.llm.errors import (
     ConnectionError,
@@ -155,7 +156,7 @@ class AnthropicInterface(BaseLLMInterface):
         and the betas they need (server_tools.py), in the row's native versions; and the
         betas of the server tools whose blocks the history sends back (a beta block in a
         request needs its beta as a tool does)."""
-        traits = self.spec.traits.hosted
+        traits = hosted_for(self.spec.traits.hosted, self.model)
         tools, servers, betas = _server.map_hosted(req.hosted, traits, self.hosted_betas)
         if req.server_history:
             kinds = _server.replayed_kinds(req.messages, self._replays_hosted)

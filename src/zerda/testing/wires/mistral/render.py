@@ -52,6 +52,11 @@ class MistralRenderer(OpenAIRenderer):
             content = [thinking, *([{"type": "text", "text": script.text}] if script.text else [])]
         return {"role": "assistant", "content": content, "tool_calls": tool_calls}
 
+    def citation_deltas(self, script: Script) -> list[dict[str, Any]]:
+        """None: Mistral's chat completions carry no annotations (its message above has
+        none either), so a script's citations are not rendered here."""
+        return []
+
     def reasoning_delta(self, piece: str) -> dict[str, Any]:
         """A thinking chunk as the content of a delta (recording
         mistral/pydantic-ai__test_mistral.test_mistral_model_thinking_part_iter__i00)."""
