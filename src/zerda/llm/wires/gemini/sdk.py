@@ -272,7 +272,9 @@ def _chunks(api_client: Any, path: str, body: Body, http_options: Any) -> Iterat
     """``request_streamed("post", path, body, http_options)`` without its last steps: each
     SSE event's JSON as the SDK's reader parses it (``HttpResponse.segments``), where
     ``request_streamed`` writes it as text again for an ``SdkHttpResponse``; an error
-    event raised as its ``APIError``, as there."""
+    event raised as its ``APIError``, as there. (streamGenerateContent with ``alt=sse``: one
+    ``GenerateContentResponse`` JSON object a ``data:`` event,
+    https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent)"""
     from google.genai import errors
 
     request = api_client._build_request("post", path, body, http_options)
