@@ -15,7 +15,17 @@ MIN_BIN := $(MIN_VENV)/bin
 MIN_STAMP := $(MIN_VENV)/.installed
 MIN_TESTS := tests/llm/providers/test_contract.py tests/llm/test_mcp.py
 
-.PHONY: install test lint typecheck pytest demo bench clean test-min test-fast-path-off
+# `make bench-peers` (optional, never needed by `make test`) compares Zerda with LiteLLM,
+# any-llm, pydantic-ai and aisuite: they go into a separate .venv-peers with this package and
+# the SDK extras, never into .venv. Current releases from PyPI, unpinned: the run records the
+# versions. groq: bench_scaling's OpenAI raw side imports it. aisuite[mcp]: aisuite 0.2.0
+# raises NameError for any dict tool when `mcp` is missing. BENCH_PEERS_ARGS=--quick: a smoke run.
+PEERS_VENV := .venv-peers
+PEERS_BIN := $(PEERS_VENV)/bin
+PEERS_STAMP := $(PEERS_VENV)/.installed
+BENCH_PEERS_ARGS ?=
+
+.PHONY: install test lint typecheck pytest demo bench bench-peers clean test-min test-fast-path-off
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -65,5 +75,15 @@ demo: $(DEMO_STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 
+$(PEERS_STAMP): pyproject.toml
+	test -x $(PEERS_BIN)/python || $(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_BIN)/python -m pip install --quiet --upgrade pip
+	$(PEERS_BIN)/python -m pip install --quiet --upgrade -e ".[openai,groq,anthropic,gemini]" \
+		litellm any-llm-sdk "pydantic-ai-slim[openai,anthropic,google]" "aisuite[mcp]"
+	touch $(PEERS_STAMP)
+
+bench-peers: $(PEERS_STAMP)
+	$(PEERS_BIN)/python benchmarks/peers/run_peers.py $(BENCH_PEERS_ARGS)
+
 clean:
-	rm -rf $(VENV) $(MIN_VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(MIN_VENV) $(PEERS_VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -148,9 +148,19 @@ def _wire(provider: str, send: Callable[[], Any]) -> tuple[str, dict[str, str], 
     return path, dict(req.headers), req.body
 
 
-def rotate(sides: dict[str, Callable[[int], Any]], plan: Plan) -> dict[str, Any]:
-    """Per-call CPU of each side (medians over blocks) and paired ratios, the sides run in
-    rotating order, each block sized to last about ``plan.block_s`` on its own."""
+PAIRS = (("zerda", "floor"), ("raw", "floor"), ("zerda", "raw"))
+
+
+def rotate(
+    sides: dict[str, Callable[[int], Any]],
+    plan: Plan,
+    pairs: tuple[tuple[str, str], ...] = PAIRS,
+    wall_ratios: bool = False,
+) -> dict[str, Any]:
+    """Per-call CPU of each side (medians over blocks) and paired ratios (``a_vs_b`` for
+    each of ``pairs``; ``a_vs_b_wall`` too with ``wall_ratios``), the sides run in rotating
+    order, each block sized to last about ``plan.block_s`` on its own. The peers'
+    benchmark (benchmarks/peers) runs its sides through it too."""
     names = list(sides)
     n = {}
     for name in names:
@@ -172,12 +182,16 @@ def rotate(sides: dict[str, Callable[[int], Any]], plan: Plan) -> dict[str, Any]
         }
         for name in names
     }
-    for a, b in (("zerda", "floor"), ("raw", "floor"), ("zerda", "raw")):
-        out[f"{a}_vs_{b}"] = statistics.median(
-            x / y for x, y in zip(cpu[a], cpu[b], strict=True) if y > 0
-        )
+    for a, b in pairs:
+        out[f"{a}_vs_{b}"] = _paired(cpu[a], cpu[b])
+        if wall_ratios:
+            out[f"{a}_vs_{b}_wall"] = _paired(wall[a], wall[b])
     out["blocks"] = plan.blocks
     return out
+
+
+def _paired(a: list[float], b: list[float]) -> float:
+    return statistics.median(x / y for x, y in zip(a, b, strict=True) if y > 0)
 
 
 def bench_scaling(provider: str, port: int, quick: bool) -> dict[str, Any]:
