@@ -342,6 +342,8 @@ def hosted_options_table() -> str:
     """The options each row honours per hosted tool (any other is refused before sending)."""
     lines = ["| provider | hosted tool | options honoured |", "|---|---|---|"]
     for spec in _rows():
+        if not spec.traits.hosted:
+            lines.append(f"| `{spec.name}` | none | — |")
         for kind in HOSTED_TYPES:
             hosted = spec.traits.hosted.get(kind)
             if hosted is not None:

@@ -852,3 +852,16 @@ def test_web_search_goes_in_the_version_the_model_takes(model: str, version: str
     llm = create_interface("anthropic", model=model, api_key="k")
     body = llm._native_request("hi", {"tools": [hosted.web_search(max_uses=2)]})
     assert body["tools"] == [{"type": version, "name": "web_search", "max_uses": 2}]
+
+
+def test_include_raw_on_a_long_answer_is_the_events_it_was_read_from(
+    server: MockLLMServer,
+) -> None:
+    """A long answer (read from its stream, long_answers.py): raw is the list of its
+    events as JSON, as a stream's is, never an internal object."""
+    llm = llm_for(server)
+    scripted(server)
+    result = llm.generate("hi", tools=[hosted.web_search()], max_tokens=60000, include_raw=True)
+    kinds = [event["type"] for event in result["raw"]]
+    assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
+    assert "content_block_start" in kinds

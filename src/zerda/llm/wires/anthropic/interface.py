@@ -179,6 +179,8 @@ class AnthropicInterface(BaseLLMInterface):
         """The body as JSON (include_raw=True): the SDK's models dumped as the base does,
         but quietly, as an answer holding a block the SDK does not know makes pydantic
         warn (it builds such a block as a TextBlock)."""
+        if isinstance(raw, _long.Streamed):  # a long answer: the events it was read from
+            return [self._raw_json(chunk) for chunk in raw.chunks]
         dump = getattr(raw, "model_dump", None)
         if callable(dump):
             return dump(mode="json", by_alias=True, exclude_unset=True, warnings=False)

@@ -37,6 +37,7 @@ class Streamed:
     """A long answer read from its stream: what ``_call`` returns for ``_map_response``."""
 
     acc: StreamAccumulator
+    chunks: tuple[Any, ...] = ()  # the stream's events: result["raw"] with include_raw=True
 
 
 def needs_stream(sdk: Any, kwargs: dict[str, Any]) -> bool:
@@ -59,10 +60,12 @@ def _nonstreaming_limits(sdk: Any) -> dict[str, int]:
 def collect(llm: AnthropicInterface, open_stream: Callable[[], Any]) -> Streamed:
     """One attempt: opens the stream, reads it to its end, finishes the accumulator."""
     acc = StreamAccumulator(llm.provider)
+    chunks = []
     with open_stream() as stream:
         for chunk in stream:
+            chunks.append(chunk)
             llm._feed(acc, chunk)
-    return _finished(llm, acc)
+    return _finished(llm, acc, chunks)
 
 
 async def collect_async(
@@ -70,16 +73,18 @@ async def collect_async(
 ) -> Streamed:
     """As :func:`collect`; the stream is opened and read with awaits."""
     acc = StreamAccumulator(llm.provider)
+    chunks = []
     stream = await open_stream()
     async with stream:
         async for chunk in stream:
+            chunks.append(chunk)
             llm._feed(acc, chunk)
-    return _finished(llm, acc)
+    return _finished(llm, acc, chunks)
 
 
-def _finished(llm: AnthropicInterface, acc: StreamAccumulator) -> Streamed:
+def _finished(llm: AnthropicInterface, acc: StreamAccumulator, chunks: list[Any]) -> Streamed:
     """What ``stream`` does after its last chunk: the truncation rule (an answer cut short
     is an error, never a success), then the calls still open completed."""
     llm._check_finished(acc)
     acc.end_all_calls()
-    return Streamed(acc)
+    return Streamed(acc, tuple(chunks))

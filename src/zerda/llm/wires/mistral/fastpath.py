@@ -38,8 +38,10 @@ _DO = ("hook_ctx", "request", "is_error_status_code", "stream", "retry_config")
 _EVENTS = ("response", "decoder", "sentinel", "client_ref")
 
 
-def _name(module: str, path: str, why: str, **checks: tuple[str, ...]) -> PrivateName:
-    return PrivateName(f"{_SDK}{module}", path, why, **checks)
+def _name(
+    module: str, path: str, why: str, keywords: tuple[str, ...] = (), assigns: tuple[str, ...] = ()
+) -> PrivateName:
+    return PrivateName(f"{_SDK}{module}", path, why, keywords, assigns)
 
 
 # Every private or undocumented name the steps below use (DESIGN §22).

@@ -280,6 +280,9 @@ class OllamaInterface(BaseLLMInterface):
             "messages": _map_messages(req.system, req.messages),
         }
         tools = _map_tool_choice(req.tool_choice, _map_tools(req.tools))
+        # A provider-shaped tool (hosted.native) goes in unchanged; Ollama runs no hosted
+        # tool of its own, so the core refused every other hosted type (DESIGN §18).
+        tools = [*(tools or ()), *(dict(t["tool"]) for t in req.hosted)]
         if tools:
             body["tools"] = tools
         options = _map_options(req)
