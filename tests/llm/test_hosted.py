@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -43,8 +44,6 @@ def _model(provider: str, kind: str | None = None) -> str:
     if hosted_tool is None or not hosted_tool.models:
         return spec.demo_model
     for candidate in _CANDIDATES:
-        import re
-
         if re.search(hosted_tool.models, candidate):
             return candidate
     raise AssertionError(f"no candidate model matches {hosted_tool.models!r}")

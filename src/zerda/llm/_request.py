@@ -183,15 +183,16 @@ def normalize_hosted(tools: Sequence[Any] | None) -> tuple[dict[str, Any], ...]:
     return tuple(check_hosted(i, t) for i, t in enumerate(tools) if is_hosted(t))
 
 
-def check_hosted_row(tools: Sequence[Any] | None, spec: ProviderSpec, model: str | None) -> None:
-    """The hosted tools against what the row (and this model) runs: capability refusals."""
+def check_hosted_row(
+    tools: Sequence[Any], hosted: tuple[dict[str, Any], ...], spec: ProviderSpec, model: str | None
+) -> None:
+    """The checked hosted tools (``Request.hosted``, from ``tools``) against what the row and
+    this model run: capability refusals naming each tool by its index in ``tools``."""
     from zerda.llm.hosted import check_for_row
 
-    if not isinstance(tools, (list, tuple)):
-        return  # prepare refuses what is not a list
-    for i, tool in enumerate(tools):
-        if is_hosted(tool):
-            check_for_row(i, check_hosted(i, tool), spec, model)
+    indices = [i for i, tool in enumerate(tools) if is_hosted(tool)]
+    for index, tool in zip(indices, hosted, strict=True):
+        check_for_row(index, tool, spec, model)
 
 
 def with_answer_tool(

@@ -87,7 +87,6 @@ class Requests(Host):
         response_format and the mode it travels in (DESIGN.md §13), and ``reasoning=``
         against this model's family (DESIGN.md §11)."""
         output = self._output_spec(response_format, structured_output, bool(kwargs.get("tools")))
-        check_hosted_row(kwargs.get("tools"), self.spec, self.model)
         req = prepare(
             self.spec,
             self._tool_id,
@@ -96,6 +95,8 @@ class Requests(Host):
             output=output,
             **kwargs,
         )
+        if req.hosted:  # each checked once by prepare; here against the row and model
+            check_hosted_row(kwargs["tools"], req.hosted, self.spec, self.model)
         # The model's known limits (DESIGN §21): one dict lookup per call.
         check_limits(self.spec, str(self.model), req.max_tokens, messages)
         plan = self._plan_reasoning(reasoning, req.max_tokens, req.tool_choice)

@@ -163,7 +163,7 @@ def _tables() -> tuple[Any, Any]:
     return _DEPRECATED.resolve(), _THINKING_WARNED.resolve()
 
 
-def _warn_like_create(sdk: Any, body: dict[str, Any]) -> None:
+def _warn_like_create(body: dict[str, Any]) -> None:
     """The warnings ``create()`` gives for a deprecated model (and for thinking "enabled"
     on a model that should use "adaptive")."""
     deprecated, thinking_warned = _tables()
@@ -229,7 +229,7 @@ def post_arguments(
     check_names(sdk, kwargs)
     body, options = split_request(kwargs)
     _default_timeout(sdk, client, body, options)
-    _warn_like_create(sdk, body)
+    _warn_like_create(body)
     stream = bool(body.get("stream"))
     # Answers and stream events as the JSON the API sent (``cast_to=object``, which the
     # SDK returns as it is): the readers take dicts and SDK models alike, and building the

@@ -176,15 +176,12 @@ class AnthropicInterface(BaseLLMInterface):
         return all(c.get("type") in runs for c in message["server_tool_calls"])
 
     def _raw_json(self, raw: Any) -> Any:
-        """The body as JSON (include_raw=True): the SDK's models dumped as the base does,
-        but quietly, as an answer holding a block the SDK does not know makes pydantic
-        warn (it builds such a block as a TextBlock)."""
-        if isinstance(raw, _long.Streamed):  # a long answer: the events it was read from
-            return [self._raw_json(chunk) for chunk in raw.chunks]
-        dump = getattr(raw, "model_dump", None)
-        if callable(dump):
-            return dump(mode="json", by_alias=True, exclude_unset=True, warnings=False)
-        return super()._raw_json(raw)
+        """The body as JSON (include_raw=True), as the base reads it; a long answer (read
+        from its stream, long_answers.py) is the events it was read from."""
+        read = super()._raw_json  # not in the comprehension: its own scope has no super()
+        if isinstance(raw, _long.Streamed):
+            return [read(chunk) for chunk in raw.chunks]
+        return read(raw)
 
     def _map_response_format(self, output: OutputSpec) -> dict[str, Any]:
         """``output_config.format``: a JSON schema with closed objects, without the
