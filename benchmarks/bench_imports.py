@@ -78,7 +78,8 @@ def _once(code: str, kw: dict[str, Any]) -> tuple[float, float, list[str]]:
 
 def measure(cases: dict[str, tuple[str, dict[str, Any]]], runs: int) -> dict[str, Any]:
     """Runs the cases interleaved (a, b, c, a, b, c...) ``runs`` times: median wall and CPU
-    milliseconds of each (CPU time is the steadier figure on a busy machine)."""
+    milliseconds of each (CPU time is the steadier figure on a busy machine), and every
+    round's figures for :func:`paired_ratio`."""
     walls: dict[str, list[float]] = {name: [] for name in cases}
     cpus: dict[str, list[float]] = {name: [] for name in cases}
     loaded: dict[str, list[str]] = {}
@@ -93,9 +94,18 @@ def measure(cases: dict[str, tuple[str, dict[str, Any]]], runs: int) -> dict[str
             "ms": statistics.median(walls[name]) * 1e3,
             "cpu_ms": statistics.median(cpus[name]) * 1e3,
             "loaded": loaded[name],
+            "walls": walls[name],
+            "cpus": cpus[name],
         }
         for name in cases
     }
+
+
+def paired_ratio(ours: list[float], theirs: list[float]) -> float:
+    """The median of the per-round ratios: the two cases of a round ran one after the
+    other, so a load that drifts across rounds (a 2-core machine shared with other work)
+    weighs on both sides of each ratio, not on one side's median (as bench-peers does)."""
+    return statistics.median(a / b for a, b in zip(ours, theirs, strict=True))
 
 
 def bench_zerda_llm(runs: int) -> dict[str, Any]:
@@ -120,7 +130,7 @@ def bench_provider(provider: str, runs: int) -> dict[str, Any]:
     out: dict[str, Any] = {"module_sdk_loaded": [x for x in m["module"]["loaded"] if x in HEAVY]}
     for name in cases:
         out[name] = {"ms": m[name]["ms"], "cpu_ms": m[name]["cpu_ms"]}
-    out["ratio_wall"] = m["zerda"]["ms"] / m["raw"]["ms"]
-    out["ratio_cpu"] = m["zerda"]["cpu_ms"] / m["raw"]["cpu_ms"]
+    out["ratio_wall"] = paired_ratio(m["zerda"]["walls"], m["raw"]["walls"])
+    out["ratio_cpu"] = paired_ratio(m["zerda"]["cpus"], m["raw"]["cpus"])
     out["extra_cpu_ms"] = m["zerda"]["cpu_ms"] - m["raw"]["cpu_ms"]
     return out

@@ -118,7 +118,7 @@ def run_providers(args: argparse.Namespace, port: int | None) -> dict[str, Any]:
 
 
 def run_imports(args: argparse.Namespace) -> dict[str, Any]:
-    runs = 2 if args.quick else 5
+    runs = 2 if args.quick else 7
     _progress("[bench] import times")
     out: dict[str, Any] = {"runs": runs, "providers": {}}
     try:

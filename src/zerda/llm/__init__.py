@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from zerda.llm._profile import ModelProfile, profile
 from zerda.llm._ratelimit import RateLimiter
-from zerda.llm._tool_decorator import PAUSE, tool
 from zerda.llm.base import BaseLLMInterface, Request
 from zerda.llm.errors import (
     AuthenticationError,
@@ -31,6 +29,8 @@ from zerda.llm.providers import create_interface
 from zerda.llm.tools import ToolCall
 
 if TYPE_CHECKING:
+    from zerda.llm._profile import ModelProfile, profile
+    from zerda.llm._tool_decorator import PAUSE, tool
     from zerda.llm.functions import tool_from_function, tool_from_model
 
 __all__ = [
@@ -63,10 +63,23 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # pydantic is imported only by those who build tools from Python functions.
-    if name in ("tool_from_function", "tool_from_model"):
-        from zerda.llm import functions
+# Loaded on first access: pydantic is imported only by those who build tools from Python
+# functions; the model profiles (with the price and limit tables) and the tool decorator
+# are not needed to build an interface (import + client, benchmarks/bench_imports.py).
+_LAZY = {
+    "tool_from_function": "zerda.llm.functions",
+    "tool_from_model": "zerda.llm.functions",
+    "ModelProfile": "zerda.llm._profile",
+    "profile": "zerda.llm._profile",
+    "PAUSE": "zerda.llm._tool_decorator",
+    "tool": "zerda.llm._tool_decorator",
+}
 
-        return getattr(functions, name)
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is not None:
+        import importlib
+
+        return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module 'zerda.llm' has no attribute {name!r}")

@@ -112,7 +112,8 @@ def test_a_botocore_lacking_a_listed_name_gets_the_documented_calls(
     with caplog.at_level(logging.DEBUG, logger="zerda"):
         llm = create_interface("bedrock", model=MODEL, **server.client_options("bedrock"))
         again = create_interface("bedrock", model=MODEL, **server.client_options("bedrock"))
-    assert llm.fast_path is True and llm._fast is False and again._fast is False
+        # Decided on first use (not in the constructor), once per table and process.
+        assert llm.fast_path is True and llm._fast is False and again._fast is False
     assert llm.generate("hi", raise_errors=True)["content"] == "one"
     assert list(llm.stream("hi"))[-1]["result"]["content"] == "two"
     logs = [r for r in caplog.records if "_no_such_member" in r.getMessage()]
@@ -136,8 +137,9 @@ def test_a_pickle_decides_again_where_it_is_loaded(
     import pickle
 
     llm = create_interface("bedrock", model=MODEL, **server.client_options("bedrock"))
+    assert llm._fast is True  # decided on first use, here
     data = pickle.dumps(llm)
     gone = PrivateName("botocore.eventstream", "EventStream._no_such_member", "renamed")
     monkeypatch.setattr(AWSInterface, "fast_path_names", (*bedrock_fastpath.PRIVATE_NAMES, gone))
-    assert llm._fast is True
+    assert llm._fast is True  # kept: a live interface does not decide again
     assert pickle.loads(data)._fast is False

@@ -155,7 +155,7 @@ def _no_cached_decision_leaks() -> Iterator[None]:
 def test_a_pickle_decides_again_where_it_is_loaded(
     server: MockLLMServer, monkeypatch: pytest.MonkeyPatch, row: str
 ) -> None:
-    """Every row's fast-path decision is the shared base's, made in the constructor and again
+    """Every row's fast-path decision is the shared base's, made on first use and again
     where a pickle is loaded: a worker whose SDK lacks a listed name uses the documented call."""
     pytest.importorskip(registry.get(row).sdk_module)
     llm = create_interface(row, model="m-1", **server.client_options(row))
@@ -166,6 +166,22 @@ def test_a_pickle_decides_again_where_it_is_loaded(
     _fastpath._table_usable.cache_clear()
     loaded = pickle.loads(pickle.dumps(llm))
     assert loaded._fast is False and loaded.fast_path is True
+
+
+@pytest.mark.parametrize("row", registry.NAMES)
+def test_the_decision_is_made_on_first_use_not_in_the_constructor(
+    server: MockLLMServer, monkeypatch: pytest.MonkeyPatch, row: str
+) -> None:
+    """Checking a table imports SDK modules (a Stainless SDK's ``resources.chat``) that
+    building an interface does not need, so the constructor leaves it to first use: a name
+    found missing after construction still turns the fast path off."""
+    pytest.importorskip(registry.get(row).sdk_module)
+    _fastpath._table_usable.cache_clear()
+    llm = create_interface(row, model="m-1", **server.client_options(row))
+    cls = type(llm)
+    gone = PrivateName("zerda", "no_such_sdk_name", "a test's missing name")
+    monkeypatch.setattr(cls, "fast_path_names", (*cls.fast_path_names, gone))
+    assert llm._fast is False and llm.fast_path is True
 
 
 def test_a_name_that_moved_is_found_where_older_releases_kept_it() -> None:

@@ -36,7 +36,6 @@ class Host:
     max_retries: int
     raise_errors: bool
     fast_path: bool
-    _fast: bool
     fast_path_wire: ClassVar[str]
     fast_path_names: ClassVar[tuple[PrivateName, ...]]
     options: dict[str, Any]

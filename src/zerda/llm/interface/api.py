@@ -79,8 +79,8 @@ class BaseLLMInterface(
     provider: str = ""
     spec: registry.ProviderSpec
     # The wire's table of the private SDK names its fast path uses (``wires/<wire>/fastpath.py``)
-    # and the name the DEBUG log gives the wire: ``self._fast`` is decided from them once, in
-    # the constructor and where a pickle is loaded (DESIGN §22). No table: nothing to check.
+    # and the name the DEBUG log gives the wire: ``self._fast`` is decided from them once, on
+    # first use, and again where a pickle is loaded (DESIGN §22). No table: nothing to check.
     fast_path_wire: ClassVar[str] = ""
     fast_path_names: ClassVar[tuple[PrivateName, ...]] = ()
 
@@ -136,7 +136,6 @@ class BaseLLMInterface(
         # False: every request goes through the SDK's documented call (DESIGN §22), never
         # the wire's fast path; None: ZERDA_FAST_PATH decides ("0" turns them all off).
         self.fast_path = arguments._fast_path_setting(owner, fast_path)
-        self._fast = arguments.fast_path_taken(self)
         self._set_limits(rate_limit)
         self.options = options
         self._check_options()

@@ -100,8 +100,8 @@ def _check_arguments(
 
 def fast_path_taken(llm: Any) -> bool:
     """Whether ``llm`` takes its wire's fast path (DESIGN §22): it asked for it and the
-    installed SDK has every name of the class's ``fast_path_names`` table. Decided where an
-    interface is built and again where a pickle of it is loaded (that SDK may differ)."""
+    installed SDK has every name of the class's ``fast_path_names`` table. Decided on an
+    interface's first use and again where a pickle of it is loaded (that SDK may differ)."""
     return fast_path_on(llm.fast_path_wire, llm.fast_path_names, llm.fast_path)
 
 

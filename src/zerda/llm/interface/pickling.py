@@ -24,7 +24,20 @@ class Pickling(Host):
         "_loop_clients",
         "_lock",
         "_rate_limiter",
+        "_fast_taken",
     )
+
+    @property
+    def _fast(self) -> bool:
+        """Whether this interface takes its wire's fast path (DESIGN §22): decided on first
+        use, not in the constructor, because checking the wire's table of private names
+        imports SDK modules (a Stainless SDK's ``resources.chat``) that building the client
+        does not need; the raw SDK loads them on its first call too. Left out of a pickle, so
+        decided again where it is loaded (that SDK may lack a listed name)."""
+        taken = self.__dict__.get("_fast_taken")
+        if taken is None:
+            taken = self.__dict__["_fast_taken"] = fast_path_taken(self)
+        return bool(taken)
 
     def __getstate__(self) -> dict[str, Any]:
         from zerda.llm._pickling import interface_state
@@ -47,5 +60,3 @@ class Pickling(Host):
         if spec.sdk_module:
             self.sdk = require_sdk(spec.sdk_module, spec.extra, spec.sdk_package)
         self._lock = threading.RLock()
-        # Decided again where the pickle is loaded: its SDK may lack a listed name.
-        self._fast = fast_path_taken(self)

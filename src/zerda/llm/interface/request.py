@@ -13,7 +13,6 @@ from typing import Any
 
 from zerda.llm import _gc, _structured, registry
 from zerda.llm._ids import ID_RULES
-from zerda.llm._profile import check_limits
 from zerda.llm._request import (
     Request,
     check_hosted_row,
@@ -98,6 +97,8 @@ class Requests(Host):
         if req.hosted:  # each checked once by prepare; here against the row and model
             check_hosted_row(kwargs["tools"], req.hosted, self.spec, self.model)
         # The model's known limits (DESIGN §21): one dict lookup per call.
+        from zerda.llm._profile import check_limits  # with its tables, on the first call
+
         check_limits(self.spec, str(self.model), req.max_tokens, messages)
         plan = self._plan_reasoning(reasoning, req.max_tokens, req.tool_choice)
         if plan is not None:

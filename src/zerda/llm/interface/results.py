@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from zerda.llm._cost import cost_of
 from zerda.llm.errors import excerpt, malformed_response
 from zerda.llm.interface._host import Host
 from zerda.llm.tools import ToolCall, tool_calls_to_dicts
@@ -48,6 +47,8 @@ class Results(Host):
             "content": content,
             "tool_calls": tool_calls,
         }
+        from zerda.llm._cost import cost_of  # with the price table, on the first result
+
         result: dict[str, Any] = {
             "content": content,
             "tool_calls": tool_calls,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 # The vocabulary is the core's; kept importable from here.
 from zerda.llm._traits import (  # noqa: F401 - re-exported
@@ -22,19 +23,21 @@ from zerda.llm._traits import (  # noqa: F401 - re-exported
     Traits,
     frozen_map,
 )
-from zerda.llm.registry.docs import (  # noqa: F401 - re-exported
-    BATCH_DOCS,
-    DOCS_TABLES,
-    ID_RULE_DOCS,
-    MEDIA_PART_TYPES,
-    batch_table,
-    media_table,
-    media_types_table,
-    providers_table,
-    traits_table,
-)
 from zerda.llm.registry.rows import ROWS, compatible_row  # noqa: F401 - re-exported
 from zerda.llm.registry.spec import ProviderSpec, _spec_from_fields  # noqa: F401
+
+if TYPE_CHECKING:
+    from zerda.llm.registry.docs import (  # noqa: F401 - loaded on first access (below)
+        BATCH_DOCS,
+        DOCS_TABLES,
+        ID_RULE_DOCS,
+        MEDIA_PART_TYPES,
+        batch_table,
+        media_table,
+        media_types_table,
+        providers_table,
+        traits_table,
+    )
 
 # The read-only views every reader uses; the dicts behind them change only in extra_row, so
 # a reader holding REGISTRY or ALIASES sees its row too.
@@ -109,3 +112,29 @@ def extra_row(spec: ProviderSpec) -> Iterator[ProviderSpec]:
         for alias in spec.aliases:
             del _ALIASES[alias]
         NAMES = names
+
+
+# The docs tables (registry/docs.py) are for ``python -m zerda.llm.registry`` and the docs
+# pages; building an interface never reads them, so they load on first access here rather
+# than with every ``import zerda.llm`` (import + client, benchmarks/bench_imports.py).
+_DOCS_NAMES = frozenset(
+    (
+        "BATCH_DOCS",
+        "DOCS_TABLES",
+        "ID_RULE_DOCS",
+        "MEDIA_PART_TYPES",
+        "batch_table",
+        "media_table",
+        "media_types_table",
+        "providers_table",
+        "traits_table",
+    )
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _DOCS_NAMES:
+        from zerda.llm.registry import docs
+
+        return getattr(docs, name)
+    raise AttributeError(f"module 'zerda.llm.registry' has no attribute {name!r}")

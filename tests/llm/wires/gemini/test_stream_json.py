@@ -101,6 +101,9 @@ def test_the_fast_path_stream_builds_no_sdk_response(
     server: MockLLMServer, monkeypatch: pytest.MonkeyPatch, row: str, is_async: bool
 ) -> None:
     fast, documented = _make(server, row), _make(server, row, fast_path=False)
+    # Decided on first use: here, before the counters wrap the SDK's __init__ that the
+    # table of private names inspects.
+    assert fast._fast is True and documented._fast is False
     server.reset()
     server.enqueue(row, **SCRIPT)
     server.enqueue(row, **SCRIPT)

@@ -39,12 +39,12 @@ from zerda.llm.errors import (
     excerpt,
     malformed_response,
 )
+from zerda.llm.interface.batch import BatchProtocol
 from zerda.llm.messages import tool_output_text
 from zerda.llm.parts import is_parts
 from zerda.llm.reasoning import Plan
 from zerda.llm.tools import _get, parse_anthropic_tool_calls, to_anthropic_tools
 from zerda.llm.usage import make_usage, plus
-from zerda.llm.wires.anthropic import batch as _batch_anthropic
 from zerda.llm.wires.anthropic import count as _count
 from zerda.llm.wires.anthropic import fastpath as _anthropic_post
 from zerda.llm.wires.anthropic import long_answers as _long
@@ -220,8 +220,12 @@ class AnthropicInterface(BaseLLMInterface):
 
     # --- batch (Message Batches; see _batch_anthropic) -------------------------------------
 
-    def _batch_protocol(self) -> _batch_anthropic.AnthropicBatch:
-        return _batch_anthropic.AnthropicBatch(self)
+    def _batch_protocol(self) -> BatchProtocol:
+        # Imported here: building an interface (import + client, benchmarks/bench_imports.py)
+        # does not load the batch machinery (zerda.llm.batch, the JSONL writer).
+        from zerda.llm.wires.anthropic.batch import AnthropicBatch
+
+        return AnthropicBatch(self)
 
     # --- response -------------------------------------------------------------------------
 

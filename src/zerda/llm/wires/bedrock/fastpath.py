@@ -5,7 +5,6 @@ answer and the frequent stream events read without botocore's parser walking the
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 import json
 import marshal
@@ -484,9 +483,19 @@ def _read_response(
 
 
 def _register_reader(client: Any) -> None:
-    """The answer reader of ``converse``, compiled once per client from its model."""
-    shape = client.meta.service_model.operation_model("Converse").output_shape
-    handler = functools.partial(_read_response, _response_reader(shape))
+    """The answer reader of ``converse``, compiled once per client from its model, on the
+    client's first answer: compiling walks the ~280 shapes of the output, which building
+    the client (import + client, benchmarks/bench_imports.py) need not pay."""
+    model = client.meta.service_model
+    compiled: list[_Reader] = []
+
+    def handler(
+        response_dict: dict[str, Any], customized_response_dict: dict[str, Any], **kwargs: Any
+    ) -> None:
+        if not compiled:  # two threads may both compile: the same reader, harmless
+            compiled.append(_response_reader(model.operation_model("Converse").output_shape))
+        _read_response(compiled[0], response_dict, customized_response_dict, **kwargs)
+
     client.meta.events.register("before-parse.bedrock-runtime.Converse", handler)
 
 

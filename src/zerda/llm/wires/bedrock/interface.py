@@ -28,8 +28,8 @@ from zerda.llm._strict_schema import to_strict_schema
 from zerda.llm.base import BaseLLMInterface, Request, Secret
 from zerda.llm.errors import InvalidRequestError, ZerdaError
 from zerda.llm.interface.arguments import check_strings
+from zerda.llm.interface.batch import BatchProtocol
 from zerda.llm.tools import parse_bedrock_tool_calls
-from zerda.llm.wires.bedrock import batch as _batch_bedrock
 from zerda.llm.wires.bedrock import count as _count
 from zerda.llm.wires.bedrock import fastpath as _fast
 from zerda.llm.wires.bedrock import logs as _logs
@@ -412,8 +412,12 @@ class AWSInterface(BaseLLMInterface):
                 self._service_clients[service] = client
             return self._service_clients[service]
 
-    def _batch_protocol(self) -> _batch_bedrock.BedrockBatch:
-        return _batch_bedrock.BedrockBatch(self)
+    def _batch_protocol(self) -> BatchProtocol:
+        # Imported here: building an interface (import + client, benchmarks/bench_imports.py)
+        # does not load the batch machinery (zerda.llm.batch, the JSONL writer).
+        from zerda.llm.wires.bedrock.batch import BedrockBatch
+
+        return BedrockBatch(self)
 
     # --- response -----------------------------------------------------------------------
 

@@ -19,7 +19,6 @@ from zerda.llm.interface.batch import BatchProtocol
 from zerda.llm.parts import with_urls
 from zerda.llm.reasoning import Plan
 from zerda.llm.tools import _get
-from zerda.llm.wires.mistral import batch as _batch_mistral
 from zerda.llm.wires.mistral import fastpath as _mistral_post
 from zerda.llm.wires.openai.compat import (
     OpenAICompatInterface,
@@ -216,7 +215,11 @@ class MistralInterface(OpenAICompatInterface):
     # --- batch (traits.batch == "mistral"; see _batch_mistral) ---
 
     def _batch_protocol(self) -> BatchProtocol:
-        return _batch_mistral.MistralBatch(self)
+        # Imported here: building an interface (import + client, benchmarks/bench_imports.py)
+        # does not load the batch machinery (zerda.llm.batch, the JSONL writer).
+        from zerda.llm.wires.mistral.batch import MistralBatch
+
+        return MistralBatch(self)
 
     # --- errors ---
 

@@ -41,7 +41,6 @@ from zerda.llm.tools import (
     to_openai_tools,
 )
 from zerda.llm.usage import make_usage
-from zerda.llm.wires.openai import batch as _batch_openai
 from zerda.llm.wires.openai import fastpath as _fastpath
 from zerda.llm.wires.openai import hosted as _hosted
 
@@ -584,7 +583,11 @@ class OpenAICompatInterface(BaseLLMInterface):
     # --- batch (traits.batch == "openai"; see _batch_openai) ---
 
     def _batch_protocol(self) -> BatchProtocol:
-        return _batch_openai.OpenAIBatch(self)
+        # Imported here: building an interface (import + client, benchmarks/bench_imports.py)
+        # does not load the batch machinery (zerda.llm.batch, the JSONL writer).
+        from zerda.llm.wires.openai.batch import OpenAIBatch
+
+        return OpenAIBatch(self)
 
     # --- response ---
 
