@@ -28,7 +28,6 @@ from zerda.llm._drive import drive, drive_async
 from zerda.llm._fastpath import PrivateName
 from zerda.llm._ratelimit import RateLimiter
 from zerda.llm._runs import ToolLoop
-from zerda.llm._stream import StreamAccumulator
 from zerda.llm.interface import arguments
 from zerda.llm.interface.arguments import Options, Secret
 from zerda.llm.interface.batch import Batches
@@ -44,6 +43,7 @@ from zerda.llm.interface.retrying import Retrying
 
 if TYPE_CHECKING:
     from zerda.llm._request import Request
+    from zerda.llm._stream import StreamAccumulator
     from zerda.llm.batch import AsyncBatchJob, BatchJob
 
 Self = TypeVar("Self", bound="BaseLLMInterface")

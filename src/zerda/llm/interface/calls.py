@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from zerda.llm import _names, _telemetry
 from zerda.llm._drive import NO_KWARGS, Body
-from zerda.llm._stream import StreamAccumulator
 from zerda.llm.interface._host import Host
 
 if TYPE_CHECKING:
@@ -56,6 +55,8 @@ class Streaming:
         llm._check_open()
         self.llm = llm
         self.raise_errors = raise_errors
+        from zerda.llm._stream import StreamAccumulator  # with the first stream
+
         self.acc = StreamAccumulator(llm.provider)
         self.span = _telemetry.start_chat(llm, messages, kwargs)
         self.req: Request | None = None

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from zerda.llm import _gc, _structured, registry
+from zerda.llm import _gc, registry
 from zerda.llm._ids import ID_RULES
 from zerda.llm._request import (
     Request,
@@ -21,12 +21,14 @@ from zerda.llm._request import (
     prepare,
 )
 from zerda.llm._server_tools import history_text
-from zerda.llm._structured import OutputSpec
 from zerda.llm.errors import InvalidRequestError, OutputValidationError, ZerdaError
 from zerda.llm.interface._host import Host
 from zerda.llm.interface.retrying import _RETRY_BUDGET
 from zerda.llm.parts import with_urls
-from zerda.llm.reasoning import Plan, check_reasoning, plan_reasoning
+
+if TYPE_CHECKING:
+    from zerda.llm._structured import OutputSpec
+    from zerda.llm.reasoning import Plan
 
 
 def _as_text(message: dict[str, Any]) -> dict[str, Any]:
@@ -141,6 +143,9 @@ class Requests(Host):
 
     def _output_spec(self, response_format: Any, mode: Any, has_tools: bool) -> OutputSpec | None:
         """response_format checked, with the mode it travels in (DESIGN.md §13)."""
+        # Here and below, loaded on the first call (building an interface needs none of it).
+        from zerda.llm import _structured
+
         spec = _structured.output_spec(response_format)
         if spec is None:
             if mode is not None:
@@ -174,6 +179,8 @@ class Requests(Host):
             raise InvalidRequestError(
                 f"reasoning: Zerda has no reasoning control for {self.provider}", capability=True
             )
+        from zerda.llm.reasoning import check_reasoning, plan_reasoning
+
         forced = choice == "required" or isinstance(choice, dict)
         checked = check_reasoning(reasoning)  # its shape: the same on every row
         try:
@@ -204,6 +211,8 @@ class Requests(Host):
         an invalid answer raises OutputValidationError when errors are raised."""
         if output is None:
             return result
+        from zerda.llm import _structured
+
         result = _structured.apply_output(result, output)
         if "parse_error" in result and (
             self.raise_errors if raise_errors is None else raise_errors

@@ -42,7 +42,6 @@ from zerda.llm.errors import (
 from zerda.llm.interface.batch import BatchProtocol
 from zerda.llm.messages import tool_output_text
 from zerda.llm.parts import is_parts
-from zerda.llm.reasoning import Plan
 from zerda.llm.tools import _get, parse_anthropic_tool_calls, to_anthropic_tools
 from zerda.llm.usage import make_usage, plus
 from zerda.llm.wires.anthropic import count as _count
@@ -55,6 +54,7 @@ from zerda.llm.wires.anthropic.errors import ERROR_TYPE_STATUS
 if TYPE_CHECKING:
     from zerda.llm._stream import StreamAccumulator
     from zerda.llm._structured import OutputSpec
+    from zerda.llm.reasoning import Plan
 
 DEFAULT_MAX_TOKENS = 4096
 

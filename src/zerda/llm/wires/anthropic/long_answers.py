@@ -21,9 +21,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from zerda.llm._stream import StreamAccumulator
-
 if TYPE_CHECKING:
+    from zerda.llm._stream import StreamAccumulator
     from zerda.llm.wires.anthropic.interface import AnthropicInterface
 
 # _calculate_nonstreaming_timeout's figures (module docstring).
@@ -59,6 +58,8 @@ def _nonstreaming_limits(sdk: Any) -> dict[str, int]:
 
 def collect(llm: AnthropicInterface, open_stream: Callable[[], Any]) -> Streamed:
     """One attempt: opens the stream, reads it to its end, finishes the accumulator."""
+    from zerda.llm._stream import StreamAccumulator  # as in interface/calls.py
+
     acc = StreamAccumulator(llm.provider)
     chunks = []
     with open_stream() as stream:
@@ -72,6 +73,8 @@ async def collect_async(
     llm: AnthropicInterface, open_stream: Callable[[], Awaitable[Any]]
 ) -> Streamed:
     """As :func:`collect`; the stream is opened and read with awaits."""
+    from zerda.llm._stream import StreamAccumulator  # as in interface/calls.py
+
     acc = StreamAccumulator(llm.provider)
     chunks = []
     stream = await open_stream()

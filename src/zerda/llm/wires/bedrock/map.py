@@ -8,7 +8,7 @@ import base64
 import functools
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zerda.llm._request import Request
 from zerda.llm.errors import (
@@ -16,7 +16,6 @@ from zerda.llm.errors import (
 )
 from zerda.llm.messages import tool_output_text
 from zerda.llm.parts import b64decode, is_parts
-from zerda.llm.reasoning import Plan
 from zerda.llm.tools import to_bedrock_tools
 from zerda.llm.usage import make_usage, plus
 from zerda.llm.wires.bedrock.hosted import (
@@ -28,6 +27,9 @@ from zerda.llm.wires.bedrock.hosted import (
     system_tool_names,
     tool_use,
 )
+
+if TYPE_CHECKING:
+    from zerda.llm.reasoning import Plan
 
 # maxTokens sent on top of a thinking budget when the call gives none (the budget must be
 # below maxTokens).

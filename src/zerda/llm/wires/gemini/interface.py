@@ -48,7 +48,6 @@ from zerda.llm.errors import (
     malformed_response,
 )
 from zerda.llm.parts import is_parts, text_of
-from zerda.llm.reasoning import Plan
 from zerda.llm.registry import Media
 from zerda.llm.registry.profiles import GEMINI
 from zerda.llm.tools import parse_gemini_tool_calls, to_gemini_tools
@@ -63,6 +62,7 @@ from zerda.llm.wires.gemini import stream as _stream
 if TYPE_CHECKING:
     from zerda.llm._stream import StreamAccumulator
     from zerda.llm._structured import OutputSpec
+    from zerda.llm.reasoning import Plan
     from zerda.llm.wires.gemini.batch import GeminiBatch
 
 T = TypeVar("T")

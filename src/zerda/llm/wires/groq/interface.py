@@ -6,15 +6,17 @@ own: its client classes and where a stream carries its usage.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from zerda.llm._fastpath import PrivateName
-from zerda.llm._stream import StreamAccumulator
-from zerda.llm.reasoning import Plan
 from zerda.llm.tools import _get
 from zerda.llm.wires.groq import fastpath as _fastpath
 from zerda.llm.wires.groq import hosted as _hosted
 from zerda.llm.wires.openai.compat import Event, OpenAICompatInterface, _map_reasoning
+
+if TYPE_CHECKING:
+    from zerda.llm._stream import StreamAccumulator
+    from zerda.llm.reasoning import Plan
 
 
 class GroqInterface(OpenAICompatInterface):

@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from zerda.llm._fastpath import PrivateName
 from zerda.llm.errors import ServerError, ZerdaError, error_from_status, malformed_response
 from zerda.llm.interface.batch import BatchProtocol
 from zerda.llm.parts import with_urls
-from zerda.llm.reasoning import Plan
 from zerda.llm.tools import _get
 from zerda.llm.wires.mistral import fastpath as _mistral_post
 from zerda.llm.wires.openai.compat import (
@@ -29,6 +28,9 @@ from zerda.llm.wires.openai.compat import (
     _transport_error,
     data_url,
 )
+
+if TYPE_CHECKING:
+    from zerda.llm.reasoning import Plan
 
 T = TypeVar("T")
 

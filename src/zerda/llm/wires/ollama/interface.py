@@ -22,14 +22,12 @@ import builtins
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from zerda.llm._fastpath import PrivateName
 from zerda.llm._request import split_timeout
 from zerda.llm._retry import retry_after_from_headers
 from zerda.llm._signatures import signature_options
-from zerda.llm._stream import StreamAccumulator
-from zerda.llm._structured import OutputSpec
 from zerda.llm.base import BaseLLMInterface, Request
 from zerda.llm.errors import (
     ConnectionError,
@@ -43,10 +41,14 @@ from zerda.llm.errors import (
 )
 from zerda.llm.messages import tool_output_text
 from zerda.llm.parts import is_parts, text_of
-from zerda.llm.reasoning import Plan
 from zerda.llm.tools import _get, parse_ollama_tool_calls, to_ollama_tools
 from zerda.llm.usage import make_usage
 from zerda.llm.wires.ollama import fastpath as _fastpath
+
+if TYPE_CHECKING:
+    from zerda.llm._stream import StreamAccumulator
+    from zerda.llm._structured import OutputSpec
+    from zerda.llm.reasoning import Plan
 
 Event = dict[str, Any]
 T = TypeVar("T")

@@ -11,13 +11,11 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from zerda.llm._fastpath import PrivateName
 from zerda.llm._signatures import signature_options
-from zerda.llm._stream import StreamAccumulator
 from zerda.llm._strict_schema import to_strict_schema
-from zerda.llm._structured import OutputSpec
 from zerda.llm.base import BaseLLMInterface, Request, without_sdk_retries
 from zerda.llm.errors import (
     ConnectionError,
@@ -32,7 +30,6 @@ from zerda.llm.errors import (
 from zerda.llm.interface.batch import BatchProtocol
 from zerda.llm.messages import tool_output_text
 from zerda.llm.parts import DataURL, is_parts, text_of, with_urls
-from zerda.llm.reasoning import Plan
 from zerda.llm.tools import (
     ToolCall,
     _get,
@@ -43,6 +40,11 @@ from zerda.llm.tools import (
 from zerda.llm.usage import make_usage
 from zerda.llm.wires.openai import fastpath as _fastpath
 from zerda.llm.wires.openai import hosted as _hosted
+
+if TYPE_CHECKING:
+    from zerda.llm._stream import StreamAccumulator
+    from zerda.llm._structured import OutputSpec
+    from zerda.llm.reasoning import Plan
 
 Event = dict[str, Any]
 

@@ -23,18 +23,15 @@ annotation a citation; the hosted items are kept as the API sent them and go bac
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 from zerda.llm._fastpath import PrivateName
-from zerda.llm._stream import StreamAccumulator
 from zerda.llm._strict_schema import to_strict_schema
-from zerda.llm._structured import OutputSpec
 from zerda.llm._traits import Hosted
 from zerda.llm.base import Request
 from zerda.llm.errors import ZerdaError, excerpt, malformed_response
 from zerda.llm.messages import tool_output_text
 from zerda.llm.parts import is_parts
-from zerda.llm.reasoning import Plan
 from zerda.llm.registry.profiles import OPENAI
 from zerda.llm.tools import ToolCall, _get, _parse_json_arguments, to_openai_responses_tools
 from zerda.llm.usage import make_usage
@@ -43,6 +40,11 @@ from zerda.llm.wires.openai.interface import OpenAIInterface
 from zerda.llm.wires.openai_responses import count as _count
 from zerda.llm.wires.openai_responses import fastpath as _fastpath
 from zerda.llm.wires.openai_responses import hosted as _hosted
+
+if TYPE_CHECKING:
+    from zerda.llm._stream import StreamAccumulator
+    from zerda.llm._structured import OutputSpec
+    from zerda.llm.reasoning import Plan
 
 Event = dict[str, Any]
 
@@ -680,7 +682,9 @@ def _item_done(acc: StreamAccumulator, index: Any, item: Any) -> list[Event]:
     return []
 
 
-Handler = Callable[[OpenAIResponsesInterface, StreamAccumulator, Any], list[Event]]
+# A string: StreamAccumulator is imported for type checking only (it loads with the first
+# stream, interface/calls.py).
+Handler: TypeAlias = "Callable[[OpenAIResponsesInterface, StreamAccumulator, Any], list[Event]]"
 
 # Every event of the Responses stream that carries output, status or an error
 # (https://platform.openai.com/docs/api-reference/responses-streaming); the others
