@@ -106,12 +106,15 @@ def same_request(provider: str) -> dict[str, Any]:
 
 def own_cost(iface: Any, kwargs: dict[str, Any], stream: bool, quick: bool) -> dict[str, Any]:
     """CPU time of Zerda's own code per call: checking and converting the request
-    (``_native_request``) and mapping the SDK's response back (``_map_response``, or feeding
-    every captured stream chunk through ``_feed`` and building the done result). Steady
-    where the end-to-end ratio is noisy: it is the numerator of the overhead, alone."""
+    (``_checked_request``, what generate and stream run) and mapping the SDK's response back
+    (``_map_response``, or feeding every captured stream chunk through ``_feed`` and
+    building the done result). Steady where the end-to-end ratio is noisy: it is the
+    numerator of the overhead, alone. Not ``_native_request``: that one also makes every
+    data URL a string for an SDK's documented call or a batch file (``with_urls``, a walk of
+    the whole request), which the fast paths never do."""
     from zerda.llm._stream import StreamAccumulator
 
-    native = iface._native_request(MESSAGES, kwargs)
+    native = iface._checked_request(MESSAGES, kwargs)[1]
     if stream:
         with iface._open_stream(native) as chunks:
             captured = list(chunks)
@@ -132,7 +135,7 @@ def own_cost(iface: Any, kwargs: dict[str, Any], stream: bool, quick: bool) -> d
 
     def request(n: int) -> None:
         for _ in range(n):
-            iface._native_request(MESSAGES, kwargs)
+            iface._checked_request(MESSAGES, kwargs)
 
     n, repeats = (20, 3) if quick else (300, 7)
     req = throughput(request, n, repeats)["us_per_op"]

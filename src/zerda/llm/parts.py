@@ -202,9 +202,12 @@ def with_urls(value: T) -> T:
         if id(item) in seen:
             continue
         seen.add(id(item))
-        pairs = list(item.items()) if isinstance(item, dict) else list(enumerate(item))
-        for key, child in pairs:
-            if isinstance(child, DataURL):
+        # Replacing a value in place while iterating is safe: no key is added or removed.
+        for key, child in item.items() if isinstance(item, dict) else enumerate(item):
+            kind = type(child)
+            if kind is str:  # most leaves: one type check, then on
+                continue
+            if kind is DataURL:
                 item[key] = str(child)
             elif isinstance(child, (dict, list)):
                 stack.append(child)
