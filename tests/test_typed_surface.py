@@ -8,11 +8,14 @@ download at test time), in pyright's "standard" mode.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,7 +99,7 @@ def write(tmp_path: Path, name: str, source: str) -> Path:
     return path
 
 
-def mypy_errors(path: Path) -> tuple[set[int], str]:
+def mypy_errors(paths: list[Path]) -> tuple[dict[str, set[int]], str]:
     out = subprocess.run(
         [
             sys.executable,
@@ -106,46 +109,68 @@ def mypy_errors(path: Path) -> tuple[set[int], str]:
             "--no-incremental",
             "--cache-dir",
             "/dev/null",
-            str(path),
+            *map(str, paths),
         ],
         capture_output=True,
         text=True,
         timeout=300,
     )
     lines = {
-        int(m.group(1)) for m in re.finditer(rf"{re.escape(path.name)}:(\d+): error", out.stdout)
+        path.name: {
+            int(m.group(1))
+            for m in re.finditer(rf"{re.escape(path.name)}:(\d+): error", out.stdout)
+        }
+        for path in paths
     }
     return lines, out.stdout
 
 
-def pyright_errors(path: Path) -> tuple[set[int], str]:
-    config = path.parent / "pyrightconfig.json"
+def pyright_errors(paths: list[Path]) -> tuple[dict[str, set[int]], str]:
+    config = paths[0].parent / "pyrightconfig.json"
     config.write_text(json.dumps({"typeCheckingMode": "standard", "pythonVersion": "3.10"}))
     binary = Path(sys.executable).parent / "basedpyright"
     out = subprocess.run(
-        [str(binary), "--outputjson", "--pythonpath", sys.executable, "-p", str(config), str(path)],
+        [str(binary), "--outputjson", "--pythonpath", sys.executable, "-p", str(config)]
+        + [str(path) for path in paths],
         capture_output=True,
         text=True,
         timeout=300,
     )
     report = json.loads(out.stdout)
     errors = [d for d in report["generalDiagnostics"] if d["severity"] == "error"]
-    return {d["range"]["start"]["line"] + 1 for d in errors}, out.stdout
+    lines = {
+        path.name: {
+            d["range"]["start"]["line"] + 1 for d in errors if Path(d["file"]).name == path.name
+        }
+        for path in paths
+    }
+    return lines, out.stdout
 
 
 CHECKERS = {"mypy": mypy_errors, "pyright": pyright_errors}
 
 
-@pytest.mark.parametrize("checker", list(CHECKERS))
-def test_a_correct_script_passes(tmp_path: Path, checker: str) -> None:
-    lines, report = CHECKERS[checker](write(tmp_path, "good.py", GOOD))
-    assert lines == set(), report
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Any]:
+    """A checker's errors per script, the checker run once on both scripts (each run
+    costs seconds: its start, and the zerda package it reads)."""
+    folder = tmp_path_factory.mktemp("typed")
+    paths = [write(folder, "good.py", GOOD), write(folder, "bad.py", BAD)]
+    return functools.cache(lambda checker: CHECKERS[checker](paths))
 
 
 @pytest.mark.parametrize("checker", list(CHECKERS))
-def test_typos_in_arguments_and_keys_fail_at_their_lines(tmp_path: Path, checker: str) -> None:
-    lines, report = CHECKERS[checker](write(tmp_path, "bad.py", BAD))
-    assert lines == marked_lines(BAD), report
+def test_a_correct_script_passes(checked: Callable[[str], Any], checker: str) -> None:
+    lines, report = checked(checker)
+    assert lines["good.py"] == set(), report
+
+
+@pytest.mark.parametrize("checker", list(CHECKERS))
+def test_typos_in_arguments_and_keys_fail_at_their_lines(
+    checked: Callable[[str], Any], checker: str
+) -> None:
+    lines, report = checked(checker)
+    assert lines["bad.py"] == marked_lines(BAD), report
 
 
 def test_native_options_reach_the_sdk_call_as_keywords_do() -> None:

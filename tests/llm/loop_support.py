@@ -3,9 +3,9 @@ small helpers to script tool calls and read a run's transcript. Each test file h
 ``server`` (one MockLLMServer per module) and ``mock`` (reset around each test) fixtures.
 
 The loop checks run through each row's real SDK against MockLLMServer, one row per wire
-protocol of the registry (the first row of each wire: openai, openai-responses, anthropic,
-bedrock, gemini and every other wire a row is added on), so a new wire is covered with no
-change here.
+protocol of the registry (``tests.rows.wire_rows``, the first row of each wire: openai,
+openai-responses, anthropic, bedrock, gemini and every other wire a row is added on), so a
+new wire is covered with no change here.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ import json
 import threading
 from typing import Any
 
-from zerda.llm import create_interface, registry
+from tests.rows import wire_rows
+from zerda.llm import create_interface
 from zerda.llm._loop_threads import THREAD_NAME
 from zerda.testing import MockLLMServer
 
-ROWS = [next(n for n in registry.NAMES if registry.get(n).wire == w) for w in registry.wires()]
+ROWS = wire_rows()
 # Ids every row's id rule keeps as they are (Mistral's: 9 letters and digits).
 ID_A, ID_B, ID_C = "abcDEF123", "ghiJKL456", "mnoPQR789"
 

@@ -7,10 +7,18 @@ SDK, against a strict MockLLMServer: each request must pass the receiving API's 
 (``zerda.testing.wires.<wire>.validate``) and come back as a normal answer. Two continuations
 per pair: right after the tool results, and after a user message that follows them.
 A last test walks one conversation through every provider in turn and back to the first.
+
+One variant is sampled: a row's mocked hosted-tool turn (``hosted-<type>``, one per hosted
+tool type the row runs) goes to its own row, where its native blocks go back as they came,
+and to the first row of each wire protocol (``tests.rows.wire_rows``), not to every row:
+what a receiver sends of another row's hosted blocks (their text) is decided by the wire it
+writes, so each source row x receiving wire pair is still covered. Every other source goes
+to every row. Each source's turn is produced once per process and given to each receiver.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from tests.rows import wire_rows
 from zerda.llm import InvalidRequestError, create_interface, registry, tool_result
 from zerda.llm.parts import image
 from zerda.testing import MockLLMServer
@@ -179,6 +188,21 @@ def _source_cases() -> list[Any]:
 SOURCES = _source_cases()
 
 
+def _receivers(case: tuple[str, str, str]) -> list[str]:
+    """Every row; for a row's own hosted-tool turn, that row and one row per wire."""
+    kind, provider, name = case
+    if kind == "mock" and name.startswith("hosted-"):
+        return list(dict.fromkeys([provider, *wire_rows()]))
+    return list(NAMES)
+
+
+PAIRS = [
+    pytest.param(source.values[0], target, id=f"{source.id}-{target}")
+    for source in SOURCES
+    for target in _receivers(source.values[0])
+]
+
+
 # --- fixtures -----------------------------------------------------------------------------
 
 
@@ -248,6 +272,17 @@ def _produce(case: tuple[str, str, str], server: MockLLMServer, llms: dict[str, 
     return result["message"], tools, "recorded"
 
 
+_PRODUCED: dict[tuple[str, str, str], Any] = {}
+
+
+def _produced(case: tuple[str, str, str], server: MockLLMServer, llms: dict[str, Any]) -> Any:
+    """What ``_produce`` gives, asked of the source once per process and source: it does
+    not depend on the receiver. Each receiver gets its own copy."""
+    if case not in _PRODUCED:
+        _PRODUCED[case] = _produce(case, server, llms)
+    return copy.deepcopy(_PRODUCED[case])
+
+
 def _accepted(server: MockLLMServer, llm: Any, history: list[dict[str, Any]], tools: Any) -> Any:
     server.enqueue(llm.provider, text="Noted.")
     result = llm.generate(history, tools=tools)
@@ -260,12 +295,11 @@ def _accepted(server: MockLLMServer, llm: Any, history: list[dict[str, Any]], to
 # --- the matrix ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("target", NAMES)
-@pytest.mark.parametrize("case", SOURCES)
+@pytest.mark.parametrize(("case", "target"), PAIRS)
 def test_a_history_from_any_source_continues_on_every_provider(
     server: MockLLMServer, llms: dict[str, Any], case: tuple[str, str, str], target: str
 ) -> None:
-    message, tools, scenario = _produce(case, server, llms)
+    message, tools, scenario = _produced(case, server, llms)
     history = [QUESTION, message, *_results(message, scenario)]
     if scenario == "image" and not _takes_images(target):
         # A text-only API (DeepSeek's) cannot be sent the image: refused before sending,

@@ -4,19 +4,21 @@
 and native names where the recording has them, in order), generate for JSON bodies and
 stream for streams (its events equal to its result); the answer's assistant message then goes
 back to the same provider (its native blocks, checked by the strict mock as the API checks
-them) and to another provider (as text)."""
+them) and to another provider (as text).
+
+The interfaces are made once per module and model (the ``interfaces`` fixture, tests/conftest.py):
+building an SDK client per answer would cost more than reading it."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 import pytest
 
-from zerda.llm import create_interface
 from zerda.testing import MockLLMServer
 
 RECORDED = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "recorded"
@@ -40,14 +42,16 @@ def server() -> Iterator[MockLLMServer]:
         yield srv
 
 
-def _interface(server: MockLLMServer, fixture: dict[str, Any]) -> Any:
+def _interface(interfaces: Callable[..., Any], provider: str, model: str) -> Any:
+    return interfaces(provider, model, max_retries=0, raise_errors=True)
+
+
+def _recorded_interface(interfaces: Callable[..., Any], fixture: dict[str, Any]) -> Any:
     provider = fixture["provider"]
     model = fixture.get("model") or "m"
     if provider == "bedrock":
         model = unquote(fixture["request"]["path"].split("/")[2])
-    return create_interface(
-        provider, model, max_retries=0, raise_errors=True, **server.client_options(provider)
-    )
+    return _interface(interfaces, provider, model)
 
 
 def _answer(server: MockLLMServer, llm: Any, fixture: dict[str, Any]) -> dict[str, Any]:
@@ -87,10 +91,10 @@ def _check_idless(fixture: dict[str, Any], calls: list[dict[str, Any]]) -> None:
 
 @pytest.mark.parametrize("path", _files())
 def test_a_recorded_hosted_answer_lists_what_the_provider_ran(
-    server: MockLLMServer, path: Path
+    server: MockLLMServer, interfaces: Callable[..., Any], path: Path
 ) -> None:
     fixture = json.loads(path.read_text(encoding="utf-8"))
-    llm = _interface(server, fixture)
+    llm = _recorded_interface(interfaces, fixture)
     result = _answer(server, llm, fixture)
     assert result["stop_reason"] != "error", result
     calls = result.get("server_tool_calls", [])
@@ -122,10 +126,10 @@ def test_a_recorded_hosted_answer_lists_what_the_provider_ran(
 
 @pytest.mark.parametrize("path", _files())
 def test_a_recorded_hosted_answer_continues_on_its_provider_and_on_another(
-    server: MockLLMServer, path: Path
+    server: MockLLMServer, interfaces: Callable[..., Any], path: Path
 ) -> None:
     fixture = json.loads(path.read_text(encoding="utf-8"))
-    llm = _interface(server, fixture)
+    llm = _recorded_interface(interfaces, fixture)
     result = _answer(server, llm, fixture)
     if not result.get("server_tool_calls") or result["tool_calls"]:
         pytest.skip("no hosted call to send back, or client tool calls waiting for results")
@@ -137,9 +141,7 @@ def test_a_recorded_hosted_answer_continues_on_its_provider_and_on_another(
     server.enqueue(fixture["provider"], text="Then this.")
     assert llm.generate(history)["content"] == "Then this."
     assert server.last_request(fixture["provider"]).rejected_by is None
-    other = create_interface(
-        OTHER, "gpt-4o", max_retries=0, raise_errors=True, **server.client_options(OTHER)
-    )
+    other = _interface(interfaces, OTHER, "gpt-4o")
     server.enqueue(OTHER, text="Then that.")
     assert other.generate(history)["content"] == "Then that."
     sent = server.last_request(OTHER).body["messages"][1]["content"]

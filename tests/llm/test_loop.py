@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.rows import wire_rows
 from zerda.llm import create_interface, registry
 from zerda.llm.registry import NAMES as PROVIDERS
 from zerda.testing import MockLLMServer
@@ -33,10 +34,18 @@ def explode(reason: str) -> str:
     raise RuntimeError(f"kaboom: {reason}")
 
 
+# The interfaces of the module's server, by row: the loop tests only call them, and
+# building an SDK client per test would cost more than its turns. Closed with the server.
+_MADE: dict[str, Any] = {}
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[MockLLMServer]:
     with MockLLMServer() as s:
         yield s
+        for llm in _MADE.values():
+            llm.close()
+        _MADE.clear()
 
 
 @pytest.fixture
@@ -47,9 +56,11 @@ def mock(server: MockLLMServer) -> Iterator[MockLLMServer]:
 
 
 def llm_for(server: MockLLMServer, provider: str) -> Any:
-    return create_interface(
-        provider, model="test-model", max_retries=0, **server.client_options(provider)
-    )
+    if provider not in _MADE:
+        _MADE[provider] = create_interface(
+            provider, model="test-model", max_retries=0, **server.client_options(provider)
+        )
+    return _MADE[provider]
 
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -224,7 +235,9 @@ def slow_sync(n: int) -> int:
     return n
 
 
-@pytest.mark.parametrize("provider", ALL)
+# How the tools of a turn are run is the loop's, whatever the row: one row per wire protocol
+# (each reads the turn's calls its own way), as in the other loop files.
+@pytest.mark.parametrize("provider", wire_rows())
 async def test_run_async_runs_a_turns_tools_concurrently(
     mock: MockLLMServer, provider: str
 ) -> None:

@@ -37,6 +37,20 @@ def mock() -> Iterator[MockLLMServer]:
         yield server
 
 
+# One session per module for the tests of what a call sends and gets (a server process
+# starts in about a second); the tests of the process's lifetime open their own.
+@pytest.fixture(scope="module")
+def session() -> Iterator[MCPTools]:
+    with MCPTools(SERVER) as tools:
+        yield tools
+
+
+@pytest.fixture(scope="module")
+def dotted() -> Iterator[MCPTools]:
+    with MCPTools([*SERVER, "--dotted"]) as tools:
+        yield tools
+
+
 def llm_for(server: MockLLMServer, provider: str) -> Any:
     return create_interface(provider, model="m", max_retries=0, **server.client_options(provider))
 
@@ -98,11 +112,12 @@ async def test_run_async_executes_the_tool_in_the_server_process(
     assert sent_tool_result(mock, provider) == expected_tool_result(provider, "42")
 
 
-def test_names_descriptions_and_schemas_pass_through(mock: MockLLMServer) -> None:
+def test_names_descriptions_and_schemas_pass_through(
+    mock: MockLLMServer, session: MCPTools
+) -> None:
     mock.enqueue("openai", text="Hi.")
-    with MCPTools(SERVER) as tools:
-        assert [t.name for t in tools] == ["add", "server_pid", "fail"]
-        llm_for(mock, "openai").generate("Hi", tools=tools)
+    assert [t.name for t in session] == ["add", "server_pid", "fail"]
+    llm_for(mock, "openai").generate("Hi", tools=session)
     assert mock.last_request("openai").body["tools"][0] == {
         "type": "function",
         "function": {"name": "add", "description": "Adds two integers.", "parameters": ADD_SCHEMA},
@@ -111,21 +126,21 @@ def test_names_descriptions_and_schemas_pass_through(mock: MockLLMServer) -> Non
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_a_tool_error_from_the_server_is_an_is_error_result(
-    mock: MockLLMServer, provider: str
+    mock: MockLLMServer, session: MCPTools, provider: str
 ) -> None:
     queue_call(mock, provider, "fail", reason="no")
-    with MCPTools(SERVER) as tools:
-        result = llm_for(mock, provider).run("Go", tools=tools)
+    result = llm_for(mock, provider).run("Go", tools=session)
     text = "Error executing tool fail: refused: no"
     assert result["messages"][2]["content"] == text
     assert result["messages"][2]["is_error"] is True
     assert sent_tool_result(mock, provider) == expected_tool_result(provider, text, is_error=True)
 
 
-def test_arguments_the_server_refuses_come_back_as_is_error(mock: MockLLMServer) -> None:
+def test_arguments_the_server_refuses_come_back_as_is_error(
+    mock: MockLLMServer, session: MCPTools
+) -> None:
     queue_call(mock, "openai", "add", a="two", b=3)
-    with MCPTools(SERVER) as tools:
-        result = llm_for(mock, "openai").run("Go", tools=tools)
+    result = llm_for(mock, "openai").run("Go", tools=session)
     assert result["messages"][2]["is_error"] is True
     assert result["messages"][2]["content"].startswith(
         "Error executing tool add: 1 validation error for addArguments\na\n"
@@ -134,12 +149,11 @@ def test_arguments_the_server_refuses_come_back_as_is_error(mock: MockLLMServer)
 
 @pytest.mark.parametrize(("provider", "sent"), [("openai", "math_mul"), ("anthropic", "math_mul")])
 def test_a_dotted_name_is_sent_mapped_and_the_call_comes_back_under_it(
-    mock: MockLLMServer, provider: str, sent: str
+    mock: MockLLMServer, dotted: MCPTools, provider: str, sent: str
 ) -> None:
     queue_call(mock, provider, sent, a=2, b=3)
-    with MCPTools([*SERVER, "--dotted"]) as tools:
-        assert tools[-1].name == "math.mul"  # the server's own name
-        result = llm_for(mock, provider).run("2 * 3?", tools=tools)
+    assert dotted[-1].name == "math.mul"  # the server's own name
+    result = llm_for(mock, provider).run("2 * 3?", tools=dotted)
     first, second = (r.body for r in mock.requests_for(provider))
     names = [t["function"]["name"] if "function" in t else t["name"] for t in first["tools"]]
     assert names == ["add", "server_pid", "fail", sent]
@@ -153,23 +167,22 @@ def test_a_dotted_name_is_sent_mapped_and_the_call_comes_back_under_it(
     assert [c["function"]["name"] if "function" in c else c["name"] for c in sent_calls] == [sent]
 
 
-def test_a_dotted_name_goes_to_gemini_unchanged(mock: MockLLMServer) -> None:
+def test_a_dotted_name_goes_to_gemini_unchanged(mock: MockLLMServer, dotted: MCPTools) -> None:
     mock.enqueue("gemini", tool_calls=[{"name": "math.mul", "arguments": {"a": 2, "b": 3}}])
     mock.enqueue("gemini", text="Done.")
-    with MCPTools([*SERVER, "--dotted"]) as tools:
-        result = llm_for(mock, "gemini").run("2 * 3?", tools=tools)
+    result = llm_for(mock, "gemini").run("2 * 3?", tools=dotted)
     declared = mock.requests_for("gemini")[0].body["tools"][0]["functionDeclarations"]
     assert [d["name"] for d in declared] == ["add", "server_pid", "fail", "math.mul"]
     assert result["messages"][1]["tool_calls"][0]["name"] == "math.mul"
     assert result["messages"][2]["content"] == "6"
 
 
-def test_sync_tools_work_from_run_async(mock: MockLLMServer) -> None:
+def test_sync_tools_work_from_run_async(mock: MockLLMServer, session: MCPTools) -> None:
     import asyncio
 
     queue_call(mock, "openai", "add", a=1, b=1)
-    with MCPTools(SERVER) as tools:  # the session's loop is in its own thread
-        result = asyncio.run(llm_for(mock, "openai").run_async("1 + 1?", tools=tools))
+    # The session (entered with ``with``) runs its loop in its own thread.
+    result = asyncio.run(llm_for(mock, "openai").run_async("1 + 1?", tools=session))
     assert result["content"] == "Done."
     assert sent_tool_result(mock, "openai") == expected_tool_result("openai", "2")
 

@@ -1,17 +1,21 @@
 """Options behave the same on every provider: checked at construction, ``timeout=`` per
 call honoured, and a keyword the SDK call refuses reported as invalid_request naming it.
 
-Every test runs on every registry row against MockLLMServer (the real SDKs on the wire).
+Every test runs on every registry row against MockLLMServer (the real SDKs on the wire),
+except the per-call timeout, which the SDK client applies: it runs on the rows with distinct
+clients (``tests.rows.client_rows``; the OpenAI-compatible rows are the ``openai`` row's
+interface and client at another base URL, and one of them stands for all).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
+from tests.rows import client_rows
 from zerda.llm import BaseLLMInterface, create_interface, registry
 from zerda.testing import MockLLMServer
 
@@ -134,17 +138,22 @@ def _generate(llm: BaseLLMInterface, mode: str, **kwargs: Any) -> dict[str, Any]
 MODES = ["generate", "stream", "generate_async", "stream_async"]
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", client_rows())
 @pytest.mark.parametrize("mode", MODES)
-def test_a_per_call_timeout_is_honoured(server: MockLLMServer, name: str, mode: str) -> None:
+def test_a_per_call_timeout_is_honoured(
+    server: MockLLMServer, interfaces: Callable[..., Any], name: str, mode: str
+) -> None:
     """An interface whose own timeout is long gives up on a hanging server after the
-    call's ``timeout=``, with a timeout error; the same request body is sent as without."""
-    llm = make(server, name, timeout=30)
+    call's ``timeout=``, with a timeout error; the same request body is sent as without.
+    One interface per row serves the four modes (tests/conftest.py), as one would."""
+    llm = interfaces(name, max_retries=0, timeout=30)
     server.enqueue(name, text="ok")
     assert _generate(llm, mode)["content"] == "ok"
     plain = server.requests_for(name)[-1].body
     server.enqueue_fault("hang", name, delay=5)
-    result = _generate(llm, mode, timeout=0.3)
+    # Any timeout well under the hang's 5 s and the interface's 30 s shows which one was
+    # used; a short one keeps the 56 cases quick (a slow connect times out just the same).
+    result = _generate(llm, mode, timeout=0.1)
     assert result["error"]["type"] == "timeout", result["error"]
     assert server.requests_for(name)[-1].body == plain  # never in the body (Ollama's was)
     server.enqueue(name, text="after")

@@ -1,6 +1,11 @@
 """Interfaces travel to other processes (docs/scale.md, "Pickling"): every registry row,
 fallbacks and tools from functions, in this process and in a spawned worker, against
-MockLLMServer."""
+MockLLMServer.
+
+What an interface leaves behind and rebuilds (its SDK clients) is checked on the rows with
+distinct clients (``tests.rows.client_rows``: the OpenAI-compatible rows are the ``openai``
+row's interface and client at another base URL, one of them stands for all); what each row
+reads from its own environment variables, on every row that has them."""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.rows import client_rows
 from zerda.llm import create_interface, registry
 from zerda.llm.base import BaseLLMInterface
 from zerda.llm.fallback import FallbackInterface
@@ -22,6 +28,7 @@ from zerda.testing import MockLLMServer
 
 HELLO = [{"role": "user", "content": "hello"}]
 KEY_ROWS = [name for name in registry.NAMES if registry.get(name).env_keys]
+CLIENT_ROWS = client_rows()
 ENV_KEY = "env-secret-4f1c9a"
 WORKER_KEY = "worker-key-77d2"
 
@@ -91,10 +98,10 @@ def comparable(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-# --- every row -----------------------------------------------------------------------------
+# --- every row with a distinct client -------------------------------------------------------
 
 
-@pytest.mark.parametrize("provider", registry.NAMES)
+@pytest.mark.parametrize("provider", CLIENT_ROWS)
 def test_pickle_leaves_live_objects_behind(server: MockLLMServer, provider: str) -> None:
     llm = make(server, provider)
     assert llm.generate(HELLO)["content"] == "pong"  # its clients exist now
@@ -113,7 +120,7 @@ def test_pickle_leaves_live_objects_behind(server: MockLLMServer, provider: str)
     assert comparable(copy.generate(HELLO)) == comparable(llm.generate(HELLO))
 
 
-@pytest.mark.parametrize("provider", registry.NAMES)
+@pytest.mark.parametrize("provider", CLIENT_ROWS)
 def test_unpickled_interface_serves_async_calls(server: MockLLMServer, provider: str) -> None:
     llm = make(server, provider)
     copy = pickle.loads(pickle.dumps(llm))
@@ -121,7 +128,7 @@ def test_unpickled_interface_serves_async_calls(server: MockLLMServer, provider:
     assert comparable(result) == comparable(llm.generate(HELLO))
 
 
-@pytest.mark.parametrize("provider", registry.NAMES)
+@pytest.mark.parametrize("provider", CLIENT_ROWS)
 def test_round_trip_in_a_spawned_worker(
     server: MockLLMServer, pool: ProcessPoolExecutor, provider: str
 ) -> None:
@@ -131,7 +138,7 @@ def test_round_trip_in_a_spawned_worker(
     assert server.last_request(provider).body == server.requests_for(provider)[0].body
 
 
-@pytest.mark.parametrize("provider", registry.NAMES)
+@pytest.mark.parametrize("provider", CLIENT_ROWS)
 def test_tool_loop_with_a_python_tool_in_a_worker(
     server: MockLLMServer, pool: ProcessPoolExecutor, provider: str
 ) -> None:

@@ -11,13 +11,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from zerda.llm import create_interface
 from zerda.llm.tools import _parse_json_arguments
 from zerda.testing import MockLLMServer
 
@@ -67,10 +66,9 @@ def server() -> Iterator[MockLLMServer]:
         yield s
 
 
-def _llm(server: MockLLMServer, fixture: dict[str, Any]) -> Any:
-    provider = _provider(fixture)
-    model = fixture.get("model") or "test-model"
-    return create_interface(provider, model=model, max_retries=0, **server.client_options(provider))
+def _llm(interfaces: Callable[..., Any], fixture: dict[str, Any]) -> Any:
+    """The recording's provider and model, made once per module (tests/conftest.py)."""
+    return interfaces(_provider(fixture), fixture.get("model") or "test-model", max_retries=0)
 
 
 def _check_deltas(events: list[dict[str, Any]]) -> int:
@@ -110,10 +108,10 @@ def _match(call: dict[str, Any], deltas: dict[int, Any], completed: set[int]) ->
 
 @pytest.mark.parametrize("fixture", _params(STREAMS))
 def test_recorded_stream_deltas_join_to_the_final_calls(
-    server: MockLLMServer, fixture: dict[str, Any]
+    server: MockLLMServer, interfaces: Callable[..., Any], fixture: dict[str, Any]
 ) -> None:
     server.enqueue_recorded(fixture, provider=_provider(fixture))
-    events = list(_llm(server, fixture).stream("recorded"))
+    events = list(_llm(interfaces, fixture).stream("recorded"))
     result = events[-1]["result"]
     _check_deltas(events)
     announced = [e["tool_call"] for e in events if e["type"] == "tool_call"]
@@ -165,9 +163,11 @@ STRUCTURED = [(n, f) for n, f in FIXTURES if _replayable(f) and _asked_format(f)
 
 
 @pytest.mark.parametrize("fixture", _params(STRUCTURED))
-def test_recorded_structured_output_parses(server: MockLLMServer, fixture: dict[str, Any]) -> None:
+def test_recorded_structured_output_parses(
+    server: MockLLMServer, interfaces: Callable[..., Any], fixture: dict[str, Any]
+) -> None:
     server.enqueue_recorded(fixture, provider=_provider(fixture))
-    llm = _llm(server, fixture)
+    llm = _llm(interfaces, fixture)
     kwargs = {"response_format": _asked_format(fixture), "structured_output": "native"}
     if fixture.get("streaming"):
         events = list(llm.stream("recorded", **kwargs))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -272,12 +272,13 @@ def _refusal_of(data: Any) -> str:
 
 
 @pytest.mark.parametrize("path", _recordings())
-def test_recorded_refusal_fields_parse_as_design_says(server: MockLLMServer, path: Path) -> None:
+def test_recorded_refusal_fields_parse_as_design_says(
+    server: MockLLMServer, interfaces: Callable[..., Any], path: Path
+) -> None:
     fixture = json.loads(path.read_text(encoding="utf-8"))
     provider = path.parent.name
-    client = create_interface(
-        provider, fixture.get("model") or "gpt-4o", **server.client_options(provider), max_retries=0
-    )
+    # One interface per provider and model for every recording (tests/conftest.py).
+    client = interfaces(provider, fixture.get("model") or "gpt-4o", max_retries=0)
     server.enqueue_recorded(provider, fixture)
     if fixture["streaming"]:
         result = list(client.stream("recorded"))[-1]["result"]

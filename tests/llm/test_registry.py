@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,12 @@ def server() -> Iterator[MockLLMServer]:
 
 def make(server: MockLLMServer, name: str) -> Any:
     return create_interface(name, model="m", max_retries=0, **server.client_options(name))
+
+
+def made(interfaces: Callable[..., Any], name: str) -> Any:
+    """The row's interface, made once for the module (tests/conftest.py): the traits checked
+    are the base's, on each call, and building an SDK client per check would cost more."""
+    return interfaces(name, max_retries=0)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -57,9 +63,9 @@ def test_a_model_given_twice_is_refused_naming_both() -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_parallel_tool_calls_false_is_sent_only_where_the_row_allows(
-    server: MockLLMServer, name: str
+    server: MockLLMServer, interfaces: Callable[..., Any], name: str
 ) -> None:
-    llm = make(server, name)
+    llm = made(interfaces, name)
     before = len(server.requests_for(name))
     if registry.get(name).traits.parallel_tool_calls:
         server.enqueue(name, text="ok")
@@ -74,9 +80,9 @@ def test_parallel_tool_calls_false_is_sent_only_where_the_row_allows(
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("choice", ["auto", "none", "required", "get_weather"])
 def test_tool_choice_is_refused_where_the_provider_cannot_enforce_it(
-    server: MockLLMServer, name: str, choice: str
+    server: MockLLMServer, interfaces: Callable[..., Any], name: str, choice: str
 ) -> None:
-    llm = make(server, name)
+    llm = made(interfaces, name)
     kind = "name" if choice == "get_weather" else choice
     if kind in registry.get(name).traits.tool_choice:
         server.enqueue(name, text="ok")
@@ -89,8 +95,10 @@ def test_tool_choice_is_refused_where_the_provider_cannot_enforce_it(
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_an_empty_tool_name_is_refused(server: MockLLMServer, name: str) -> None:
-    llm = make(server, name)
+def test_an_empty_tool_name_is_refused(
+    server: MockLLMServer, interfaces: Callable[..., Any], name: str
+) -> None:
+    llm = made(interfaces, name)
     before = len(server.requests_for(name))
     result = llm.generate("hi", tools=[{"name": ""}])
     assert result["error"]["type"] == "invalid_request"
@@ -101,12 +109,12 @@ def test_an_empty_tool_name_is_refused(server: MockLLMServer, name: str) -> None
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("bad", ["fs.read", "a b", "x" * 129])
 def test_names_outside_the_rule_in_full_are_sent_mapped(
-    server: MockLLMServer, name: str, bad: str
+    server: MockLLMServer, interfaces: Callable[..., Any], name: str, bad: str
 ) -> None:
     """The strict server checks the name sent against the wire's own rule (a name with a
     newline is refused: tests/reliability/test_input_checks.py)."""
     server.enqueue(name, text="ok")
-    result = make(server, name).generate("hi", tools=[{"name": bad}])
+    result = made(interfaces, name).generate("hi", tools=[{"name": bad}])
     assert result["content"] == "ok", result.get("error")
     assert server.last_request(name).rejected_by is None
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -272,6 +272,12 @@ def make(server: MockLLMServer, provider: str, model: str = "test-model", **kw: 
     )
 
 
+def made(interfaces: Callable[..., Any], provider: str) -> Any:
+    """``make``'s interface, made once per row for the module (tests/conftest.py): the
+    parametrised tests below only call it."""
+    return interfaces(provider, "test-model", max_retries=0)
+
+
 def enqueue_answer(server: MockLLMServer, provider: str, mode: str, answer: Any = None) -> None:
     answer = ANSWER if answer is None else answer
     if mode == "native":
@@ -298,8 +304,10 @@ def _comparable(result: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("provider", "mode"), CASES)
-def test_exact_request_and_parsed_result(server: MockLLMServer, provider: str, mode: str) -> None:
-    llm = make(server, provider)
+def test_exact_request_and_parsed_result(
+    server: MockLLMServer, interfaces: Callable[..., Any], provider: str, mode: str
+) -> None:
+    llm = made(interfaces, provider)
     enqueue_answer(server, provider, mode)
     result = llm.generate(PROMPT, response_format=City, structured_output=mode)
     assert server.last_request(provider).body == EXPECTED[f"{provider}/{mode}"]
@@ -309,9 +317,9 @@ def test_exact_request_and_parsed_result(server: MockLLMServer, provider: str, m
 
 @pytest.mark.parametrize(("provider", "mode"), CASES)
 def test_stream_partials_then_the_same_result(
-    server: MockLLMServer, provider: str, mode: str
+    server: MockLLMServer, interfaces: Callable[..., Any], provider: str, mode: str
 ) -> None:
-    llm = make(server, provider)
+    llm = made(interfaces, provider)
     enqueue_answer(server, provider, mode)
     events = list(llm.stream(PROMPT, response_format=City, structured_output=mode))
     partials = [e["partial"] for e in events if e["type"] == "partial"]
@@ -324,8 +332,10 @@ def test_stream_partials_then_the_same_result(
 
 
 @pytest.mark.parametrize("provider", NAMES)
-def test_partials_grow_as_fragments_arrive(server: MockLLMServer, provider: str) -> None:
-    llm = make(server, provider)
+def test_partials_grow_as_fragments_arrive(
+    server: MockLLMServer, interfaces: Callable[..., Any], provider: str
+) -> None:
+    llm = made(interfaces, provider)
     server.enqueue(provider, tool_calls=[{"name": "City", "arguments": ANSWER}], fragments=6)
     events = list(llm.stream(PROMPT, response_format=City, structured_output="tool"))
     partials = [e["partial"] for e in events if e["type"] == "partial"]
@@ -336,8 +346,10 @@ def test_partials_grow_as_fragments_arrive(server: MockLLMServer, provider: str)
 
 
 @pytest.mark.parametrize(("provider", "mode"), CASES)
-def test_async_generate_and_stream_agree(server: MockLLMServer, provider: str, mode: str) -> None:
-    llm = make(server, provider)
+def test_async_generate_and_stream_agree(
+    server: MockLLMServer, interfaces: Callable[..., Any], provider: str, mode: str
+) -> None:
+    llm = made(interfaces, provider)
 
     async def both() -> tuple[dict[str, Any], list[dict[str, Any]]]:
         enqueue_answer(server, provider, mode)
@@ -356,9 +368,9 @@ def test_async_generate_and_stream_agree(server: MockLLMServer, provider: str, m
 
 @pytest.mark.parametrize(("provider", "mode"), CASES)
 def test_invalid_answer_keeps_content_and_says_why(
-    server: MockLLMServer, provider: str, mode: str
+    server: MockLLMServer, interfaces: Callable[..., Any], provider: str, mode: str
 ) -> None:
-    llm = make(server, provider)
+    llm = made(interfaces, provider)
     enqueue_answer(server, provider, mode, {"name": 7})
     result = llm.generate(PROMPT, response_format=City, structured_output=mode)
     assert result["content"] == '{"name": 7}'
@@ -392,9 +404,9 @@ SCHEMA = {
 
 @pytest.mark.parametrize(("provider", "mode"), CASES)
 def test_schema_dict_validated_with_jsonschema(
-    server: MockLLMServer, provider: str, mode: str
+    server: MockLLMServer, interfaces: Callable[..., Any], provider: str, mode: str
 ) -> None:
-    llm = make(server, provider)
+    llm = made(interfaces, provider)
     name = "city"
     answer = {"name": "Paris", "population": 2}
     if mode == "native":

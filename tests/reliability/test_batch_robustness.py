@@ -74,19 +74,29 @@ def echoing(server: MockLLMServer) -> MockLLMServer:
     return server
 
 
+@pytest.fixture(scope="module")
+def made(module_server: MockLLMServer) -> Iterator[dict[str, Any]]:
+    """The interfaces of the module, by provider and options."""
+    interfaces: dict[str, Any] = {}
+    yield interfaces
+    for llm in interfaces.values():
+        llm.close()
+
+
 @pytest.fixture
-def make(echoing: MockLLMServer) -> Iterator[Callable[..., Any]]:
-    """Interfaces on the server with the marker secrets, closed after the test."""
-    made: list[Any] = []
+def make(echoing: MockLLMServer, made: dict[str, Any]) -> Callable[..., Any]:
+    """Interfaces on the server with the marker secrets, made once per provider and options
+    for the module: an interface serves many calls, and building its SDK clients (boto3's
+    above all) per test would cost more than the batch calls it makes."""
 
     def build(provider: str, **options: Any) -> Any:
-        options = {**echoing.client_options(provider), **credentials(provider), **options}
-        made.append(create_interface(provider, model="m", **options))
-        return made[-1]
+        key = repr((provider, sorted(options.items())))
+        if key not in made:
+            options = {**echoing.client_options(provider), **credentials(provider), **options}
+            made[key] = create_interface(provider, model="m", **options)
+        return made[key]
 
-    yield build
-    for llm in made:
-        llm.close()
+    return build
 
 
 @pytest.fixture

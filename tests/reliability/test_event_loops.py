@@ -4,7 +4,9 @@ stream on one loop is never cut by ``asyncio.run(generate_async(...))`` in anoth
 and loops running at once never see "client has been closed". Clients of loops that are
 gone are released: many short-lived loops leave nothing behind.
 
-Run on every row of the registry, against the real SDKs talking to MockLLMServer.
+Run on every row with a distinct client (``tests.rows.client_rows``: the OpenAI-compatible
+rows share the ``openai`` row's interface and SDK client, so one of them stands for all),
+against the real SDKs talking to MockLLMServer.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from typing import Any
 
 import pytest
 
+from tests.rows import client_rows
 from zerda.llm import BaseLLMInterface, create_interface, registry
 from zerda.testing import MockLLMServer
 
-NAMES = list(registry.NAMES)
+NAMES = client_rows()
 STREAMED = "".join(f"part{i} " for i in range(12))
 
 
@@ -29,6 +32,18 @@ STREAMED = "".join(f"part{i} " for i in range(12))
 def loop_server() -> Iterator[MockLLMServer]:
     with MockLLMServer() as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def _collect_only_the_tests_objects() -> Iterator[None]:
+    """These tests call ``gc.collect()`` after each loop they end; over the whole heap of a
+    test process (every SDK imported: ~300,000 objects) each takes ~0.2 s. What existed
+    before the test is frozen (``gc.freeze``: left out of collections until unfrozen), so a
+    collection goes through what the test made: its loops, interfaces and clients, which
+    are collected as before."""
+    gc.freeze()
+    yield
+    gc.unfreeze()
 
 
 @pytest.fixture
@@ -107,20 +122,34 @@ def test_the_first_loops_generate_survives_other_loops(server: MockLLMServer, na
     """A call started on a loop, then awaited after other loops came and went, gets its answer
     through the client it started with; the loop's next call reuses that same client."""
     llm = make(server, name)
-    server.enqueue(name, text="slow", delay=1.0)
+    released = threading.Event()
+    first = threading.Lock()
+
+    def answer(request: Any) -> dict[str, Any]:
+        """The first request (the first loop's call) is answered once the test releases it,
+        after the other loops and that loop's next call: in flight all along. The others
+        are answered at once."""
+        if first.acquire(blocking=False):
+            assert released.wait(20), "never released"
+            return {"text": "slow"}
+        return {"text": "Done."}
+
+    server.respond_with(answer, name)
 
     async def first_loop() -> tuple[dict[str, Any], dict[str, Any], bool]:
         client = llm.async_client
         slow = asyncio.ensure_future(llm.generate_async("hi"))
-        while not server.requests_for(name):  # in flight: it took the queued slow answer
+        while not server.requests_for(name):  # in flight: the server holds its answer
             await asyncio.sleep(0.01)
         await asyncio.to_thread(other_loops_generate, llm, 2)
         after = await llm.generate_async("hi")
+        released.set()
         return await slow, after, llm.async_client is client
 
     try:
         slow, after, same = asyncio.run(first_loop())
     finally:
+        released.set()
         llm.close()
     assert (slow.get("error"), slow["content"]) == (None, "slow")
     assert (after.get("error"), after["content"]) == (None, "Done.")
@@ -240,7 +269,10 @@ def test_clients_of_ended_loops_are_released(server: MockLLMServer, name: str) -
         return client
 
     llm._make_async_client = tracked  # type: ignore[method-assign]
-    for i in range(30):
+    # Six loops, each kind ended at least twice: none of their clients may be left, so a
+    # client kept per loop (or only the last loop's) fails at the first loop already;
+    # more loops would only build more clients (the cost of this test).
+    for i in range(6):
         if i % 3:
             result = asyncio.run(llm.generate_async("hi"))
         else:  # a loop closed by hand, without shutdown_asyncgens()

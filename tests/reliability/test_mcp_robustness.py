@@ -22,6 +22,7 @@ import textwrap
 import time
 import traceback
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,37 @@ def read_pid(pid_file: Path) -> int:
     return int(pid_file.read_text())
 
 
+# What a server that never answers is given to start. It has only to write its pid (an
+# interpreter importing nothing but the standard library, under 0.1 s even on a loaded box)
+# before it is killed: 2 s is a wide margin, and the error must name it.
+NO_ANSWER_TIMEOUT = 2
+
+
+# The mcp SDK's stdio client stops a server by closing its stdin, waiting, sending SIGTERM,
+# waiting again, then SIGKILL (mcp.client.stdio; 2 s per wait in mcp 2.3). The tests that
+# kill a server shorten the waits to 0.3 s: the steps are the same, so a server ignoring
+# SIGTERM is still killed, as they check.
+KILL_WAITS = ("PROCESS_TERMINATION_TIMEOUT", "FORCE_KILL_TIMEOUT")
+
+
+@pytest.fixture
+def quick_kill(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp.client import stdio
+
+    for name in KILL_WAITS:
+        if hasattr(stdio, name):  # an mcp without these names waits as it does
+            monkeypatch.setattr(stdio, name, 0.3)
+
+
+# quick_kill in an interpreter of its own.
+_QUICK_KILL = f"""
+from mcp.client import stdio
+for name in {KILL_WAITS!r}:
+    if hasattr(stdio, name):
+        setattr(stdio, name, 0.3)
+"""
+
+
 @pytest.fixture
 def kill_leftovers() -> Iterator[list[int]]:
     """Pids to kill after the test if a bug left them running (never our own processes)."""
@@ -117,24 +149,27 @@ def test_an_unusable_timeout_is_refused_at_construction(timeout: float) -> None:
 
 
 def test_a_server_that_never_answers_initialize_fails_after_the_timeout(
-    tmp_path: Path, kill_leftovers: list[int]
+    tmp_path: Path, kill_leftovers: list[int], quick_kill: None
 ) -> None:
     command, pid_file = hang_server(tmp_path)
-    with pytest.raises(errors.TimeoutError) as caught, MCPTools(command, timeout=5):
+    with pytest.raises(errors.TimeoutError) as caught, MCPTools(command, timeout=NO_ANSWER_TIMEOUT):
         pass
     pid = read_pid(pid_file)
     kill_leftovers.append(pid)
     assert caught.value.message.startswith(f"MCP server {command[0]} -c ")
-    assert "did not start within 5 s (connecting, initialize, list_tools;" in caught.value.message
+    assert (
+        f"did not start within {NO_ANSWER_TIMEOUT} s (connecting, initialize, list_tools;"
+        in caught.value.message
+    )
     assert wait_gone(pid), "the server outlived its failed start"
 
 
 async def test_async_a_server_that_never_answers_initialize_fails_after_the_timeout(
-    tmp_path: Path, kill_leftovers: list[int]
+    tmp_path: Path, kill_leftovers: list[int], quick_kill: None
 ) -> None:
     command, pid_file = hang_server(tmp_path)
-    with pytest.raises(errors.TimeoutError, match="did not start within 5 s"):
-        async with MCPTools(command, timeout=5):
+    with pytest.raises(errors.TimeoutError, match=f"did not start within {NO_ANSWER_TIMEOUT} s"):
+        async with MCPTools(command, timeout=NO_ANSWER_TIMEOUT):
             pass
     pid = read_pid(pid_file)
     kill_leftovers.append(pid)
@@ -142,20 +177,26 @@ async def test_async_a_server_that_never_answers_initialize_fails_after_the_time
 
 
 def test_a_hung_tool_call_fails_after_the_timeout_and_the_loop_goes_on() -> None:
-    # The timeout also bounds the start, which a loaded machine can make slow: 10 s.
-    with MockLLMServer() as mock, MCPTools([*SERVER, "--slow"], timeout=10) as tools:
+    # The timeout also bounds the start, which a loaded machine can make slow: 10 s. The
+    # direct call and the loop's call hang at the same time, so the test waits it out once.
+    with (
+        MockLLMServer() as mock,
+        MCPTools([*SERVER, "--slow"], timeout=10) as tools,
+        ThreadPoolExecutor(1) as beside,
+    ):
         sleep, add = tools[-1], tools[0]
+        mock.enqueue("openai", tool_calls=[{"name": "sleep", "arguments": {"seconds": 600}}])
+        mock.enqueue("openai", text="Done.")
+        llm = create_interface("openai", model="m", max_retries=0, **mock.client_options("openai"))
+        hung = beside.submit(sleep.call, {"seconds": 600})
+        result = llm.run("Wait", tools=tools)
         with pytest.raises(errors.TimeoutError) as caught:
-            sleep.call({"seconds": 600})
+            hung.result(timeout=60)
         assert caught.value.message == (
             f"MCP server {SERVER[0]} {SERVER[1]} --slow: tool 'sleep' did not answer within "
             "10 s (MCPTools(timeout=))"
         )
         assert add.call({"a": 2, "b": 2}).content == "4"  # the session still works
-        mock.enqueue("openai", tool_calls=[{"name": "sleep", "arguments": {"seconds": 600}}])
-        mock.enqueue("openai", text="Done.")
-        llm = create_interface("openai", model="m", max_retries=0, **mock.client_options("openai"))
-        result = llm.run("Wait", tools=tools)
     assert result["content"] == "Done."
     assert result["messages"][2]["is_error"] is True
     assert result["messages"][2]["content"] == f"TimeoutError: {caught.value.message}"
@@ -191,7 +232,7 @@ def test_a_server_that_crashes_at_start_is_one_clear_error(
 
 
 def test_a_command_that_is_not_an_mcp_server_says_what_it_wrote(
-    tmp_path: Path, kill_leftovers: list[int]
+    tmp_path: Path, kill_leftovers: list[int], quick_kill: None
 ) -> None:
     pid_file = tmp_path / "chatty.pid"
     script = (
@@ -199,10 +240,10 @@ def test_a_command_that_is_not_an_mcp_server_says_what_it_wrote(
         "print('Welcome to my CLI!', flush=True); sys.stdin.readline(); time.sleep(600)"
     )
     command = [sys.executable, "-c", script, str(pid_file)]
-    with pytest.raises(errors.TimeoutError) as caught, MCPTools(command, timeout=5):
+    with pytest.raises(errors.TimeoutError) as caught, MCPTools(command, timeout=NO_ANSWER_TIMEOUT):
         pass
     kill_leftovers.append(read_pid(pid_file))
-    assert "did not start within 5 s" in caught.value.message
+    assert f"did not start within {NO_ANSWER_TIMEOUT} s" in caught.value.message
     assert "it wrote what is not MCP (JSON-RPC) on its stdout: " in caught.value.message
     assert "Welcome to my CLI!" in caught.value.message
     assert wait_gone(read_pid(pid_file))
@@ -243,7 +284,7 @@ _EXIT_DURING_ENTER = """
 import os, sys, threading, time
 sys.path[:0] = {paths!r}
 from zerda.llm.mcp import MCPTools
-
+{quick_kill}
 pid_file = sys.argv[1]
 command = [sys.executable, "-c", {hang!r}, pid_file]
 threading.Thread(
@@ -259,7 +300,7 @@ _INTERRUPTED_ENTER = """
 import os, signal, sys, threading, time
 sys.path[:0] = {paths!r}
 from zerda.llm.mcp import MCPTools
-
+{quick_kill}
 pid_file = sys.argv[1]
 command = [sys.executable, "-c", {hang!r}, pid_file]
 
@@ -284,7 +325,7 @@ def test_no_server_outlives_an_interpreter_leaving_during_enter(
 ) -> None:
     pid_file = tmp_path / "server.pid"
     paths = [str(Path(__file__).parents[2] / "src")]
-    code = script.format(paths=paths, hang=HANG)
+    code = script.format(paths=paths, hang=HANG, quick_kill=_QUICK_KILL)
     try:
         done = subprocess.run(
             [sys.executable, "-c", code, str(pid_file)], capture_output=True, text=True, timeout=90

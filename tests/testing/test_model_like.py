@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,11 @@ def _llm(server: MockLLMServer, row: str) -> Any:
     return create_interface(row, model="m-1", **server.client_options(row))
 
 
+def _made(interfaces: Callable[..., Any], row: str) -> Any:
+    """The row's interface on the module's server, made once (tests/conftest.py)."""
+    return interfaces(row, "m-1")
+
+
 def _streamed(llm: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
     events = list(llm.stream(*args, **kwargs))
     assert events[-1]["type"] == "done"
@@ -101,9 +107,9 @@ def _streamed(llm: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 @pytest.mark.parametrize("row", ROWS)
 def test_offered_tools_get_a_call_the_schema_accepts(
-    server: MockLLMServer, row: str, stream: bool
+    server: MockLLMServer, interfaces: Callable[..., Any], row: str, stream: bool
 ) -> None:
-    llm = _llm(server, row)
+    llm = _made(interfaces, row)
     result = (_streamed if stream else type(llm).generate)(llm, "Weather in Paris?", tools=TOOLS)
     assert result.get("error") is None
     assert result["stop_reason"] == "tool_use"
@@ -115,8 +121,10 @@ def test_offered_tools_get_a_call_the_schema_accepts(
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 @pytest.mark.parametrize("row", ROWS)
-def test_a_tool_result_gets_text(server: MockLLMServer, row: str, stream: bool) -> None:
-    llm = _llm(server, row)
+def test_a_tool_result_gets_text(
+    server: MockLLMServer, interfaces: Callable[..., Any], row: str, stream: bool
+) -> None:
+    llm = _made(interfaces, row)
     first = llm.generate("Weather in Paris?", tools=TOOLS)
     history = [
         {"role": "user", "content": "Weather in Paris?"},
@@ -135,9 +143,9 @@ def test_a_tool_result_gets_text(server: MockLLMServer, row: str, stream: bool) 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 @pytest.mark.parametrize("row", ROWS)
 def test_structured_output_is_json_the_schema_accepts(
-    server: MockLLMServer, row: str, stream: bool, mode: str
+    server: MockLLMServer, interfaces: Callable[..., Any], row: str, stream: bool, mode: str
 ) -> None:
-    llm = _llm(server, row)
+    llm = _made(interfaces, row)
     spec = {"name": "Person", "schema": PERSON}
     call = _streamed if stream else type(llm).generate
     result = call(llm, "Who?", response_format=spec, structured_output=mode)
@@ -148,21 +156,27 @@ def test_structured_output_is_json_the_schema_accepts(
 
 
 @pytest.mark.parametrize("row", ROWS)
-def test_a_named_tool_choice_is_the_tool_called(server: MockLLMServer, row: str) -> None:
-    result = _llm(server, row).generate("Time?", tools=TOOLS, tool_choice="get_time")
+def test_a_named_tool_choice_is_the_tool_called(
+    server: MockLLMServer, interfaces: Callable[..., Any], row: str
+) -> None:
+    result = _made(interfaces, row).generate("Time?", tools=TOOLS, tool_choice="get_time")
     assert [(c["name"], c["arguments"]) for c in result["tool_calls"]] == [
         ("get_time", {"zone": "example"})
     ]
 
 
 @pytest.mark.parametrize("row", ROWS)
-def test_tool_choice_none_gets_text(server: MockLLMServer, row: str) -> None:
-    result = _llm(server, row).generate("Weather?", tools=TOOLS, tool_choice="none")
+def test_tool_choice_none_gets_text(
+    server: MockLLMServer, interfaces: Callable[..., Any], row: str
+) -> None:
+    result = _made(interfaces, row).generate("Weather?", tools=TOOLS, tool_choice="none")
     assert (result["content"], result["tool_calls"]) == ("Done.", [])
 
 
 @pytest.mark.parametrize("row", ROWS)
-def test_a_tool_loop_runs_one_call_then_answers(server: MockLLMServer, row: str) -> None:
+def test_a_tool_loop_runs_one_call_then_answers(
+    server: MockLLMServer, interfaces: Callable[..., Any], row: str
+) -> None:
     seen: list[str] = []
 
     def get_weather(city: str) -> str:
@@ -170,7 +184,7 @@ def test_a_tool_loop_runs_one_call_then_answers(server: MockLLMServer, row: str)
         seen.append(city)
         return f"Sunny in {city}."
 
-    result = _llm(server, row).run("Weather in Paris?", tools=[get_weather])
+    result = _made(interfaces, row).run("Weather in Paris?", tools=[get_weather])
     assert seen == ["example"]
     assert result["content"] == "Done."
     assert [m["role"] for m in result["messages"]][-3:] == ["assistant", "tool", "assistant"]
@@ -183,7 +197,7 @@ REQUIRING = [r for r in ROWS if "required" in registry.get(r).traits.tool_choice
 
 @pytest.mark.parametrize("row", REQUIRING)
 def test_tool_mode_beside_tools_calls_a_tool_then_answers_in_the_answer_tool(
-    server: MockLLMServer, row: str
+    server: MockLLMServer, interfaces: Callable[..., Any], row: str
 ) -> None:
     """Tool-mode structured output with the caller's tools: the first turn calls the first
     tool; after its result a call is still required, and the answer tool (sent last) gets
@@ -194,13 +208,13 @@ def test_tool_mode_beside_tools_calls_a_tool_then_answers_in_the_answer_tool(
         return f"{name} is an admin."
 
     spec = {"name": "Person", "schema": PERSON}
-    llm = _llm(server, row)
+    llm = _made(interfaces, row)
     result = llm.run("Who?", tools=[lookup], response_format=spec, structured_output="tool")
     assert result["parsed"] == PERSON_VALUE
 
 
-def test_async_stream_gets_the_call(server: MockLLMServer) -> None:
-    llm = _llm(server, "anthropic")
+def test_async_stream_gets_the_call(server: MockLLMServer, interfaces: Callable[..., Any]) -> None:
+    llm = _made(interfaces, "anthropic")
 
     async def main() -> list[dict[str, Any]]:
         return [e async for e in llm.stream_async("Weather?", tools=TOOLS)]
@@ -213,20 +227,20 @@ def test_async_stream_gets_the_call(server: MockLLMServer) -> None:
     assert json.loads("".join(d["arguments"] for d in deltas)) == WEATHER_ARGS
 
 
-def test_a_pydantic_model_is_parsed(server: MockLLMServer) -> None:
+def test_a_pydantic_model_is_parsed(server: MockLLMServer, interfaces: Callable[..., Any]) -> None:
     class City(BaseModel):
         name: str
         population: int = Field(ge=1)
         country: str = "FR"
 
-    result = _llm(server, "openai").generate("A city?", response_format=City)
+    result = _made(interfaces, "openai").generate("A city?", response_format=City)
     # OpenAI's strict schema requires every property, so the model gives country too.
     assert result["parsed"] == City(name="example", population=1, country="example")
 
 
-def test_the_queues_still_come_first(server: MockLLMServer) -> None:
+def test_the_queues_still_come_first(server: MockLLMServer, interfaces: Callable[..., Any]) -> None:
     server.enqueue("openai", text="queued")
-    llm = _llm(server, "openai")
+    llm = _made(interfaces, "openai")
     assert llm.generate("hi", tools=TOOLS)["content"] == "queued"
     assert llm.generate("hi", tools=TOOLS)["tool_calls"][0]["name"] == "get_weather"
 
@@ -238,8 +252,10 @@ def test_one_provider_only() -> None:
         assert _llm(s, "groq").generate("hi")["error"]["type"] == "invalid_request"
 
 
-def test_a_count_request_is_counted_from_the_request(server: MockLLMServer) -> None:
-    llm = _llm(server, "anthropic")
+def test_a_count_request_is_counted_from_the_request(
+    server: MockLLMServer, interfaces: Callable[..., Any]
+) -> None:
+    llm = _made(interfaces, "anthropic")
     counted = llm.count_tokens("Weather in Paris?", tools=TOOLS)
     from zerda.testing._counting import request_tokens
 

@@ -20,6 +20,7 @@ of the result shape is a one-line edit there.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 import subprocess
@@ -286,6 +287,25 @@ def check_stream(events: list[dict[str, Any]], expected: dict[str, Any]) -> None
         assert json.loads("".join(d["arguments"] for d in deltas) or "{}") == call["arguments"]
 
 
+@functools.cache
+def _sdks_imported_by(module: str) -> str:
+    """The SDK modules importing ``module`` imports, in a fresh interpreter: once per
+    module and process (the OpenAI-compatible rows share the openai row's)."""
+    rows = registry.REGISTRY.values()
+    # "mistralai.client" and "google-genai" stand for the packages mistralai, google.genai
+    sdks = sorted({r.sdk_module for r in rows} | {r.sdk_package.replace("-", ".") for r in rows})
+    code = f"import sys, {module}; print([m for m in {sdks!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+# The async tests share one event loop (as an application's calls share its loop): the
+# interfaces made once per row (``interfaces`` below) then build their async clients once,
+# not once per test. What an interface does with a client per loop is the subject of
+# tests/reliability/test_event_loops.py and tests/llm/test_lifecycle.py.
+ONE_LOOP = pytest.mark.asyncio(loop_scope="class")
+
+
 class ProviderContract:
     """Every test runs once per registry row (the ``provider`` fixture)."""
 
@@ -346,6 +366,7 @@ class ProviderContract:
     # --- round trips: generate, stream, async, against the real SDK -----------------------
 
     @pytest.mark.parametrize("name", list(ROUND_TRIPS))
+    @ONE_LOOP
     async def test_round_trip(
         self, server: MockLLMServer, make: Any, provider: str, name: str
     ) -> None:
@@ -380,6 +401,7 @@ class ProviderContract:
         events = events_of(make().stream("hi", tools=TOOLS))
         check_stream(events, result("Checking.", [CALL_A, CALL_B], "tool_use", provider=provider))
 
+    @ONE_LOOP
     async def test_usage_counts(self, server: MockLLMServer, make: Any, provider: str) -> None:
         """The cache and reasoning counts the wire reports reach the result, the same from
         generate, generate_async, stream and stream_async (DESIGN §12)."""
@@ -451,6 +473,7 @@ class ProviderContract:
         assert error_of(results[0])["status_code"] == status
 
     @pytest.mark.parametrize("status", [400, 429, 503])
+    @ONE_LOOP
     async def test_async_errors_and_retries_match_sync(
         self, server: MockLLMServer, make: Any, provider: str, status: int
     ) -> None:
@@ -468,6 +491,7 @@ class ProviderContract:
             assert len(server.requests_for(provider)) == (2 if retried else 1), call
         assert got[0] == got[1]
 
+    @ONE_LOOP
     async def test_retried_then_success(
         self, server: MockLLMServer, make: Any, provider: str, sleeps: list[float]
     ) -> None:
@@ -486,6 +510,7 @@ class ProviderContract:
             assert len(server.requests_for(provider)) == 3, call
         assert sleeps == [0.02, RETRY_AFTER]  # the sync waits (async ones are awaited)
 
+    @ONE_LOOP
     async def test_stream_retried_before_its_first_event(
         self, server: MockLLMServer, make: Any, provider: str
     ) -> None:
@@ -543,6 +568,7 @@ class ProviderContract:
             make(raise_errors=True).generate("hi")
 
     @pytest.mark.parametrize("status", [401, 404, 429, 500])
+    @ONE_LOOP
     async def test_raise_errors_gives_the_typed_exception(
         self, server: MockLLMServer, make: Any, provider: str, status: int
     ) -> None:
@@ -571,6 +597,7 @@ class ProviderContract:
 
     # --- streams: partial output is kept, failures end in one error done ------------------
 
+    @ONE_LOOP
     async def test_stream_cut_keeps_partial_text(
         self, server: MockLLMServer, make: Any, provider: str
     ) -> None:
@@ -592,6 +619,7 @@ class ProviderContract:
             assert (error["type"], error["retryable"]) == ("connection", True), stream
             assert len(server.requests_for(provider)) == 1, stream
 
+    @ONE_LOOP
     async def test_stream_error_event_keeps_partial_text(
         self, server: MockLLMServer, make: Any, provider: str
     ) -> None:
@@ -622,6 +650,7 @@ class ProviderContract:
         ],
         ids=["cut", "error-event"],
     )
+    @ONE_LOOP
     async def test_stream_raise_errors_after_partial_text(
         self,
         server: MockLLMServer,
@@ -650,6 +679,7 @@ class ProviderContract:
     # --- histories from every provider, continued on this one ------------------------------
 
     @pytest.mark.parametrize("producer", PRODUCERS)
+    @ONE_LOOP
     async def test_history_from_every_provider(
         self, server: MockLLMServer, make: Any, provider: str, producer: str
     ) -> None:
@@ -700,6 +730,7 @@ class ProviderContract:
     # --- bad input is refused before anything is sent -------------------------------------
 
     @pytest.mark.parametrize("case", list(BAD_INPUTS))
+    @ONE_LOOP
     async def test_bad_input_refused_before_sending(
         self, server: MockLLMServer, make: Any, provider: str, case: str
     ) -> None:
@@ -828,14 +859,4 @@ class ProviderContract:
             assert asyncio.run(llm.generate_async("hi")) == result(answer, provider=provider)
 
     def test_provider_module_imports_no_sdk(self, provider: str) -> None:
-        module = spec(provider).cls.partition(":")[0]
-        rows = registry.REGISTRY.values()
-        # "mistralai.client" and "google-genai" stand for the packages mistralai, google.genai
-        sdks = sorted(
-            {r.sdk_module for r in rows} | {r.sdk_package.replace("-", ".") for r in rows}
-        )
-        code = f"import sys, {module}; print([m for m in {sdks!r} if m in sys.modules])"
-        out = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True
-        )
-        assert out.stdout.strip() == "[]"
+        assert _sdks_imported_by(spec(provider).cls.partition(":")[0]) == "[]"

@@ -36,21 +36,11 @@ def server() -> Iterator[MockLLMServer]:
 # tests/llm/wires/test_private_names.py. What they do is checked here.
 
 
-@pytest.mark.parametrize(
-    "name", ["request", "request_streamed", "async_request", "async_request_streamed"]
-)
+@pytest.mark.parametrize("name", ["request", "async_request"])
 def test_the_api_clients_request_methods_are_async_where_named(name: str) -> None:
     method = getattr(_api_client.BaseApiClient, name)
     assert inspect.signature(method).parameters["http_options"].default is None
     assert inspect.iscoroutinefunction(method) == name.startswith("async_")
-
-
-def test_a_stream_continuation_starts_without_a_token() -> None:
-    from google.genai import _extra_utils
-
-    # The token a hop resumes from is in the config start_hop gives.
-    state = _extra_utils.StreamContinuation(None)
-    assert state.start_hop() is None
 
 
 def test_the_model_path_transform() -> None:

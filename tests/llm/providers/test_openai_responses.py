@@ -40,6 +40,15 @@ def llm(server: MockLLMServer) -> Any:
     return make(server)
 
 
+@pytest.fixture(scope="module")
+def replayer(server: MockLLMServer) -> Iterator[Any]:
+    """One interface for every recording: an interface serves many calls, and building its
+    SDK client for each of them would cost more than the replay."""
+    llm = make(server)
+    yield llm
+    llm.close()
+
+
 def make(server: MockLLMServer, name: str = NAME, model: str = "gpt-5-mini") -> Any:
     return create_interface(name, model=model, max_retries=0, **server.client_options(name))
 
@@ -95,11 +104,12 @@ async def _replay(llm: Any, fixture: dict[str, Any], mode: str) -> dict[str, Any
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("path", _params())
 async def test_recorded_exchange_replays_to_its_derived_values(
-    server: MockLLMServer, llm: Any, path: Path, mode: str
+    server: MockLLMServer, replayer: Any, path: Path, mode: str
 ) -> None:
     fixture = json.loads(path.read_text(encoding="utf-8"))
+    server.reset()
     server.enqueue_recorded(fixture, provider=NAME)
-    result = await _replay(llm, fixture, mode)
+    result = await _replay(replayer, fixture, mode)
     status = fixture["response"]["status"]
     if status >= 400:
         assert result["stop_reason"] == "error"

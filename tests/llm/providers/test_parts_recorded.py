@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from zerda.llm import create_interface, registry
+from zerda.llm import registry
 from zerda.llm.parts import check_parts, media_problem
 from zerda.llm.providers import anthropic, aws, gemini, mistral
 from zerda.llm.wires.openai import compat as _openai_compat
@@ -271,15 +271,16 @@ MESSAGE = [
 
 
 @pytest.mark.parametrize("path", FIXTURES)
-def test_recorded_multimodal_responses_parse(server: MockLLMServer, path: Path) -> None:
+def test_recorded_multimodal_responses_parse(
+    server: MockLLMServer, interfaces: Callable[..., Any], path: Path
+) -> None:
     fixture = json.loads(path.read_text())
     provider = path.parent.name
     if "enum-encoding=int" in str((fixture["request"].get("query") or {}).get("$alt", "")):
         pytest.skip("integer enums: a form only the Go SDK asks for (see test_recorded_replay)")
     server.reset()
     server.enqueue_recorded(fixture, provider)
-    options = server.client_options(provider)
-    llm = create_interface(provider, model="m", max_retries=0, **options)
+    llm = interfaces(provider, max_retries=0)  # one per provider, for every recording
     if fixture.get("streaming"):
         result = list(llm.stream(MESSAGE))[-1]["result"]
     else:

@@ -30,17 +30,32 @@ CALL = {"id": "call_1", "name": "screenshot", "arguments": {}}
 SCREENSHOT = [{"name": "screenshot"}]
 
 
+# What ``sent`` and ``refused`` call through, by row: made once for the module's server (an
+# SDK client costs more to build than the call), closed with it.
+_MADE: dict[str, Any] = {}
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[MockLLMServer]:
     with MockLLMServer() as s:
         yield s
+        for llm in _MADE.values():
+            llm.close()
+        _MADE.clear()
+
+
+def _made(server: MockLLMServer, provider: str) -> Any:
+    if provider not in _MADE:
+        options = server.client_options(provider)
+        _MADE[provider] = create_interface(provider, model="m", max_retries=0, **options)
+    return _MADE[provider]
 
 
 def sent(server: MockLLMServer, provider: str, messages: Any, **kwargs: Any) -> dict[str, Any]:
     """The body the provider's SDK sent for one generate call (which must succeed)."""
     server.reset()
     server.set_default(text="ok")
-    llm = create_interface(provider, model="m", max_retries=0, **server.client_options(provider))
+    llm = _made(server, provider)
     result = llm.generate(messages, raise_errors=True, **kwargs)
     assert result["content"] == "ok"
     body: dict[str, Any] = server.last_request(provider).body
@@ -50,7 +65,7 @@ def sent(server: MockLLMServer, provider: str, messages: Any, **kwargs: Any) -> 
 def refused(server: MockLLMServer, provider: str, messages: Any) -> str:
     """The invalid_request message for ``messages``, checking that nothing was sent."""
     server.reset()
-    llm = create_interface(provider, model="m", max_retries=0, **server.client_options(provider))
+    llm = _made(server, provider)
     result = llm.generate(messages)
     assert result["stop_reason"] == "error" and result["error"]["type"] == "invalid_request"
     assert server.requests == []

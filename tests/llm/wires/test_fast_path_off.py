@@ -9,6 +9,7 @@ Rows are read from the registry: a row added there is checked with no change her
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -82,16 +83,21 @@ async def outcome(server: MockLLMServer, llm: Any, row: str, scenario: str) -> d
     server.enqueue(row, **script)
     server.enqueue(row, fragments=3, **script)
     server.enqueue(row, fragments=3, **script)
-    try:
-        results = [llm.generate(messages, **kwargs), await llm.generate_async(messages, **kwargs)]
-        events = [
-            list(llm.stream(messages, **kwargs)),
-            [e async for e in llm.stream_async(messages, **kwargs)],
-        ]
-    finally:
-        await llm.aclose()
+    results = [llm.generate(messages, **kwargs), await llm.generate_async(messages, **kwargs)]
+    events = [
+        list(llm.stream(messages, **kwargs)),
+        [e async for e in llm.stream_async(messages, **kwargs)],
+    ]
     sent = [(r.method, r.path, r.query, r.body) for r in server.requests_for(row)]
     return {"results": results, "events": events, "sent": sent}
+
+
+async def closed_after(server: MockLLMServer, llm: Any, row: str, scenario: str) -> Any:
+    """``outcome`` through an interface made for it alone, closed after."""
+    try:
+        return await outcome(server, llm, row, scenario)
+    finally:
+        await llm.aclose()
 
 
 def _check(fast: dict[str, Any], documented: dict[str, Any]) -> None:
@@ -104,10 +110,13 @@ def _check(fast: dict[str, Any], documented: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize(("row", "scenario"), _params(list(registry.NAMES)))
 async def test_fast_path_off_sends_and_gives_the_same(
-    server: MockLLMServer, row: str, scenario: str
+    server: MockLLMServer, interfaces: Callable[..., Any], row: str, scenario: str
 ) -> None:
-    fast = await outcome(server, build(server, row, True), row, scenario)
-    documented = await outcome(server, build(server, row, False), row, scenario)
+    # One interface per row and path serves the four scenarios (tests/conftest.py): its async
+    # client is the test loop's, closed as that loop ends.
+    made = {fast: interfaces(row, "m-1", max_retries=0, fast_path=fast) for fast in (True, False)}
+    fast = await outcome(server, made[True], row, scenario)
+    documented = await outcome(server, made[False], row, scenario)
     _check(fast, documented)
 
 
@@ -122,11 +131,11 @@ async def test_an_sdk_lacking_a_listed_name_is_served_by_the_documented_call(
     says so once at DEBUG and serves the call through the documented one, with the same
     bodies and results."""
     scenario = "text"
-    fast = await outcome(server, build(server, row, True), row, scenario)
+    fast = await closed_after(server, build(server, row, True), row, scenario)
     monkeypatch.setattr(PrivateName, "present", lambda self: False)
     _fastpath._table_usable.cache_clear()
     with caplog.at_level(logging.DEBUG, logger="zerda"):
-        documented = await outcome(server, build(server, row, True), row, scenario)
+        documented = await closed_after(server, build(server, row, True), row, scenario)
     _check(fast, documented)
     off = [r for r in caplog.records if "fast path is off" in r.getMessage()]
     assert len(off) == 1 and off[0].levelno == logging.DEBUG, [r.getMessage() for r in off]

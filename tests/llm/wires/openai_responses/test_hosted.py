@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -732,10 +733,14 @@ def _cited_spans(output: list[dict[str, Any]]) -> list[str]:
     return spans
 
 
-def _recorded_answer(server: MockLLMServer, fixture: dict[str, Any], fast: bool) -> dict[str, Any]:
+def _recorded_answer(
+    server: MockLLMServer, interfaces: Callable[..., Any], fixture: dict[str, Any], fast: bool
+) -> dict[str, Any]:
     """The recording served verbatim, through generate (JSON) or stream: the stream's
-    events are its result's, and ``raw`` is the body (a stream's: its events)."""
-    llm = make(server, model=fixture["model"] or "gpt-5", fast_path=fast)
+    events are its result's, and ``raw`` is the body (a stream's: its events). The
+    interfaces are made once per model and path for every recording (tests/conftest.py)."""
+    model = fixture["model"] or "gpt-5"
+    llm = interfaces("openai-responses", model, max_retries=0, raise_errors=True, fast_path=fast)
     server.enqueue_recorded(fixture, provider="openai-responses")
     if not fixture["streaming"]:
         result: dict[str, Any] = llm.generate("recorded", include_raw=True)
@@ -754,12 +759,13 @@ def _recorded_answer(server: MockLLMServer, fixture: dict[str, Any], fast: bool)
 
 @pytest.mark.parametrize("path", _recorded())
 def test_a_recorded_hosted_answer_gives_its_calls_and_citations(
-    server: MockLLMServer, path: Path
+    server: MockLLMServer, interfaces: Callable[..., Any], path: Path
 ) -> None:
     fixture = json.loads(path.read_text(encoding="utf-8"))
     server.reset()
-    result = _recorded_answer(server, fixture, fast=True)
-    assert _recorded_answer(server, fixture, fast=False) == result  # the SDK's own call
+    result = _recorded_answer(server, interfaces, fixture, fast=True)
+    # The SDK's own call:
+    assert _recorded_answer(server, interfaces, fixture, fast=False) == result
     output = _recorded_output(fixture)
     hosted_items = [i for i in output if wire_hosted.is_hosted_item(i.get("type"))]
     assert [(c["id"], c["name"]) for c in result.get("server_tool_calls", [])] == [

@@ -1,0 +1,82 @@
+"""What building an interface does not load (issue 37, import + client): the batch machinery,
+the model profiles with their price and limit tables, the docs tables, the reasoning tables,
+structured output and the stream accumulator. Each is loaded on first use, and the first call still works. (The fast path's table of private names is checked on
+first use too, tests/llm/wires/test_private_names.py.)
+
+One child interpreter builds every wire's first row and its SDK client against a
+MockLLMServer, then reports what it loaded; a fresh process because this process has long
+loaded everything.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.rows import wire_rows
+from zerda.testing import MockLLMServer
+
+# Loaded on first use, never by create_interface(...).client.
+NOT_AT_BUILD = (
+    "zerda.llm.batch",
+    "zerda.llm._profile",
+    "zerda.llm._cost",
+    "zerda.llm.registry.docs",
+    "zerda.llm._tool_decorator",
+    "zerda.llm.functions",
+    "zerda.llm.reasoning",
+    "zerda.llm._structured",
+    "zerda.llm._stream",
+)
+
+CHILD = """
+import json, sys
+from zerda.llm import create_interface
+
+rows = json.loads(sys.argv[1])
+report = {}
+for name, options in rows.items():
+    if "credentials_token" in options:  # Vertex AI's credentials object, sent as its token
+        from google.oauth2.credentials import Credentials
+
+        options["credentials"] = Credentials(token=options.pop("credentials_token"))
+    llm = create_interface(name, model="m", max_retries=0, **options)
+    llm.client
+    report[name] = {"loaded": sorted(m for m in sys.modules if m.startswith("zerda."))}
+first = create_interface(next(iter(rows)), model="m", max_retries=0, **rows[next(iter(rows))])
+report["first call"] = first.generate("hi", raise_errors=True)["content"]
+report["after"] = sorted(m for m in sys.modules if m.startswith("zerda."))
+print(json.dumps(report))
+"""
+
+
+def _options(server: MockLLMServer, name: str) -> dict[str, object]:
+    options = server.client_options(name)
+    if "credentials" in options:  # a google.auth object: the child rebuilds it from its token
+        options["credentials_token"] = options.pop("credentials").token
+    return options
+
+
+def test_building_an_interface_leaves_the_first_use_modules_unloaded() -> None:
+    with MockLLMServer() as server:
+        server.set_default(text="Done.")
+        rows = {name: _options(server, name) for name in wire_rows()}
+        child = subprocess.run(
+            [sys.executable, "-c", CHILD, json.dumps(rows)],
+            capture_output=True,
+            text=True,
+            timeout=110,
+            check=False,
+        )
+    assert child.returncode == 0, child.stderr[-2000:]
+    report = json.loads(child.stdout)
+    for name in rows:
+        loaded = report[name]["loaded"]
+        assert [m for m in NOT_AT_BUILD if m in loaded] == [], name
+        assert [
+            m for m in loaded if m.startswith("zerda.llm.wires.") and m.endswith(".batch")
+        ] == []
+    assert report["first call"] == "Done."
+    # The first call loads the profile (the model's limits) and the price table (its cost).
+    assert {"zerda.llm._profile", "zerda.llm._cost"} <= set(report["after"])
