@@ -19,7 +19,9 @@ embeddings...) add their rules in their wire's ``rules_for``.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -177,14 +179,35 @@ def schema_error(schema: Any) -> tuple[str, str] | None:
     A schema nested deeper than ``MAX_DEPTH`` is not walked."""
     if not isinstance(schema, dict) or _depth(schema, 0) > MAX_DEPTH:
         return None
-    from jsonschema import Draft202012Validator
+    try:
+        key = json.dumps(schema)  # the schema as it came (key order kept): the cache's key
+    except (TypeError, ValueError):  # not JSON data (a request built in-process)
+        return _schema_error(schema)
+    return _cached_schema_error(key)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_schema_error(key: str) -> tuple[str, str] | None:
+    """A test session sends the same few tool schemas thousands of times: checking one
+    against the metaschema was most of the strict mock's CPU per request."""
+    return _schema_error(json.loads(key))
+
+
+def _schema_error(schema: dict[str, Any]) -> tuple[str, str] | None:
     from jsonschema.exceptions import best_match
 
-    error = best_match(Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(schema))
+    error = best_match(_metaschema_validator().iter_errors(schema))
     if error is None:
         return None
     pointer = "".join(f"/{part}" for part in error.absolute_path)
     return pointer, error.message
+
+
+@functools.cache
+def _metaschema_validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(Draft202012Validator.META_SCHEMA)
 
 
 def _depth(value: Any, depth: int) -> int:
