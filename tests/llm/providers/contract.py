@@ -299,11 +299,13 @@ def _sdks_imported_by(module: str) -> str:
     return out.stdout.strip()
 
 
-# The async tests share one event loop (as an application's calls share its loop): the
-# interfaces made once per row (``interfaces`` below) then build their async clients once,
-# not once per test. What an interface does with a client per loop is the subject of
+# Each async test runs on its own event loop (pytest-asyncio's default). A loop shared per
+# class would let the interfaces made once per row build their async clients once, but
+# pytest-asyncio 0.24, the floor `make test-min` runs, leaves no current event loop after a
+# class-scoped one ends, and the sync tests that follow (an SDK asking for the current loop)
+# then fail. What an interface does with a client per loop is the subject of
 # tests/reliability/test_event_loops.py and tests/llm/test_lifecycle.py.
-ONE_LOOP = pytest.mark.asyncio(loop_scope="class")
+ASYNC_TEST = pytest.mark.asyncio
 
 
 class ProviderContract:
@@ -366,7 +368,7 @@ class ProviderContract:
     # --- round trips: generate, stream, async, against the real SDK -----------------------
 
     @pytest.mark.parametrize("name", list(ROUND_TRIPS))
-    @ONE_LOOP
+    @ASYNC_TEST
     async def test_round_trip(
         self, server: MockLLMServer, make: Any, provider: str, name: str
     ) -> None:
@@ -401,7 +403,7 @@ class ProviderContract:
         events = events_of(make().stream("hi", tools=TOOLS))
         check_stream(events, result("Checking.", [CALL_A, CALL_B], "tool_use", provider=provider))
 
-    @ONE_LOOP
+    @ASYNC_TEST
     async def test_usage_counts(self, server: MockLLMServer, make: Any, provider: str) -> None:
         """The cache and reasoning counts the wire reports reach the result, the same from
         generate, generate_async, stream and stream_async (DESIGN §12)."""
@@ -473,7 +475,7 @@ class ProviderContract:
         assert error_of(results[0])["status_code"] == status
 
     @pytest.mark.parametrize("status", [400, 429, 503])
-    @ONE_LOOP
+    @ASYNC_TEST
     async def test_async_errors_and_retries_match_sync(
         self, server: MockLLMServer, make: Any, provider: str, status: int
     ) -> None:
@@ -491,7 +493,7 @@ class ProviderContract:
             assert len(server.requests_for(provider)) == (2 if retried else 1), call
         assert got[0] == got[1]
 
-    @ONE_LOOP
+    @ASYNC_TEST
     async def test_retried_then_success(
         self, server: MockLLMServer, make: Any, provider: str, sleeps: list[float]
     ) -> None:
@@ -510,7 +512,7 @@ class ProviderContract:
             assert len(server.requests_for(provider)) == 3, call
         assert sleeps == [0.02, RETRY_AFTER]  # the sync waits (async ones are awaited)
 
-    @ONE_LOOP
+    @ASYNC_TEST
     async def test_stream_retried_before_its_first_event(
         self, server: MockLLMServer, make: Any, provider: str
     ) -> None:
@@ -568,7 +570,7 @@ class ProviderContract:
             make(raise_errors=True).generate("hi")
 
     @pytest.mark.parametrize("status", [401, 404, 429, 500])
-    @ONE_LOOP
+    @ASYNC_TEST
     async def test_raise_errors_gives_the_typed_exception(
         self, server: MockLLMServer, make: Any, provider: str, status: int
     ) -> None:
@@ -597,7 +599,7 @@ class ProviderContract:
 
     # --- streams: partial output is kept, failures end in one error done ------------------
 
-    @ONE_LOOP
+    @ASYNC_TEST
     async def test_stream_cut_keeps_partial_text(
         self, server: MockLLMServer, make: Any, provider: str
     ) -> None:
@@ -619,7 +621,7 @@ class ProviderContract:
             assert (error["type"], error["retryable"]) == ("connection", True), stream
             assert len(server.requests_for(provider)) == 1, stream
 
-    @ONE_LOOP
+    @ASYNC_TEST
     async def test_stream_error_event_keeps_partial_text(
         self, server: MockLLMServer, make: Any, provider: str
     ) -> None:
@@ -650,7 +652,7 @@ class ProviderContract:
         ],
         ids=["cut", "error-event"],
     )
-    @ONE_LOOP
+    @ASYNC_TEST
     async def test_stream_raise_errors_after_partial_text(
         self,
         server: MockLLMServer,
@@ -679,7 +681,7 @@ class ProviderContract:
     # --- histories from every provider, continued on this one ------------------------------
 
     @pytest.mark.parametrize("producer", PRODUCERS)
-    @ONE_LOOP
+    @ASYNC_TEST
     async def test_history_from_every_provider(
         self, server: MockLLMServer, make: Any, provider: str, producer: str
     ) -> None:
@@ -730,7 +732,7 @@ class ProviderContract:
     # --- bad input is refused before anything is sent -------------------------------------
 
     @pytest.mark.parametrize("case", list(BAD_INPUTS))
-    @ONE_LOOP
+    @ASYNC_TEST
     async def test_bad_input_refused_before_sending(
         self, server: MockLLMServer, make: Any, provider: str, case: str
     ) -> None:
