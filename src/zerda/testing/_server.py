@@ -51,6 +51,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from zerda.llm import registry
+from zerda.llm._server_tools import SERVER_CALL_TYPES
 from zerda.testing import _batches, _cassette, _validate, wires
 from zerda.testing._modellike import model_like_answer
 from zerda.testing._script import (
@@ -159,15 +160,8 @@ def make_script(fields_: dict[str, Any]) -> Script:
     return Script(**values)
 
 
-_SERVER_CALL_TYPES = (
-    "web_search",
-    "web_fetch",
-    "code_execution",
-    "file_search",
-    "mcp",
-    "tool_search",
-    "other",
-)
+# The types a result's server_tool_calls take: the library's own list.
+_SERVER_CALL_TYPES = SERVER_CALL_TYPES
 
 
 def _check_hosted_script(values: dict[str, Any]) -> None:
