@@ -45,6 +45,7 @@ CORE = (
     "zerda.llm._strict_schema",
     "zerda.llm._gemini_schema",
     "zerda.llm._traits",
+    "zerda.llm._record",
     "zerda.llm._fastpath",
     "zerda.llm._body_json",
     "zerda.llm._signatures",
@@ -119,9 +120,16 @@ def test_every_core_module_exists() -> None:
         importlib.import_module(name)
 
 
-# What the registry may import of Zerda: the core's vocabulary, itself, and the interface's
-# base class for the return type of ProviderSpec.interface_class.
-REGISTRY_MAY_IMPORT = ("zerda.llm._traits", "zerda.llm.registry", "zerda.llm.base")
+# What the registry may import of Zerda: the core's vocabulary and the records it is written
+# in, itself, and the interface's base class for the return type of
+# ProviderSpec.interface_class.
+REGISTRY_MAY_IMPORT = (
+    "zerda.llm._traits",
+    "zerda.llm._record",
+    "zerda.llm._record",
+    "zerda.llm.registry",
+    "zerda.llm.base",
+)
 
 
 def test_the_registry_imports_the_core_vocabulary_and_no_wire() -> None:

@@ -281,7 +281,7 @@ def test_tools_built_from_functions_travel() -> None:
 
 
 def test_a_row_outside_the_registry_pickles_field_by_field() -> None:
-    from dataclasses import replace
+    from zerda.llm._record import replace
 
     spec = replace(registry.get("openai"), name="my-openai")
     copy = pickle.loads(pickle.dumps(spec))

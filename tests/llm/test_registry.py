@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from zerda.llm import InvalidRequestError, create_interface, reasoning, registry
+from zerda.llm._record import replace
 from zerda.llm.registry import profiles
 from zerda.testing import MockLLMServer
 

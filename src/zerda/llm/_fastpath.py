@@ -18,13 +18,14 @@ import importlib
 import inspect
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from zerda.llm._record import record
 
 logger = logging.getLogger("zerda")
 
 
-@dataclass(frozen=True)
+@record
 class PrivateName:
     """One private or undocumented name: ``module`` is imported, then ``path`` (dotted
     attributes, e.g. ``"BaseClient._request_raw"``) is read from it. ``why`` says what the

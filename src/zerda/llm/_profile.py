@@ -27,11 +27,11 @@ from __future__ import annotations
 import logging
 import os
 import re
-from dataclasses import replace
 from functools import cache
 from typing import Any, NamedTuple, TypedDict
 
 from zerda.llm import _cost, registry
+from zerda.llm._record import replace
 from zerda.llm.errors import InvalidRequestError
 from zerda.llm.registry import Media, ProviderSpec
 from zerda.llm.registry.profiles import PROFILES, REASONING

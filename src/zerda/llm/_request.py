@@ -11,10 +11,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from zerda.llm import _names
+from zerda.llm._record import hot_record
 from zerda.llm._schema_check import check_tool_schema
 from zerda.llm._schema_walk import bracket_bound, json_depth
 from zerda.llm.errors import InvalidRequestError
@@ -45,7 +46,7 @@ TOOL_CHOICES = ("auto", "none", "required")
 MAX_SCHEMA_DEPTH = 100
 
 
-@dataclass(frozen=True)
+@hot_record
 class Request:
     """A checked, provider-neutral request: what every ``_build_request`` starts from."""
 

@@ -12,9 +12,10 @@ a new context, and nothing here ever writes to the schema.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
+
+from zerda.llm._record import hot_record
 
 
 class DialectError(ValueError):
@@ -26,7 +27,7 @@ class DialectError(ValueError):
     capability = True
 
 
-@dataclass(frozen=True)
+@hot_record
 class SchemaContext:
     """Where the walk is: the whole schema (for ``$ref``), its owner, the refs being
     expanded and the path (a JSON pointer, ``#`` at the root)."""

@@ -3,16 +3,18 @@ a provider imposes (:class:`Traits`), the part types and tool_choice values.
 
 Part of the provider-neutral core (docs/architecture.md): the history format
 (:mod:`zerda.llm.messages`, :mod:`zerda.llm.parts`) and the registry both read it, and it
-imports nothing of Zerda's.
+imports nothing of Zerda's but :mod:`zerda.llm._record`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field
 from types import MappingProxyType
 from typing import Protocol
+
+from zerda.llm._record import record, replace
 
 PART_TYPES = ("text", "image", "document", "audio", "file", "cache_point")
 TOOL_CHOICES = frozenset({"auto", "none", "required", "name"})
@@ -32,7 +34,7 @@ def frozen_map(mapping: Mapping[str, tuple[str, ...]]) -> Mapping[str, tuple[str
 HOSTED_TYPES = ("web_search", "web_fetch", "code_execution", "file_search", "mcp")
 
 
-@dataclass(frozen=True)
+@record
 class Hosted:
     """One hosted tool a row runs (DESIGN §18): ``native`` is the native type (and version)
     its wire sends, e.g. ``web_search_20250305``; ``options`` the unified options the row
@@ -70,7 +72,7 @@ def frozen_hosted(mapping: Mapping[str, Hosted]) -> Mapping[str, Hosted]:
     return MappingProxyType(dict(mapping))
 
 
-@dataclass(frozen=True)
+@record
 class Media:
     """What one place of a request (user messages, or tool results) accepts.
 
@@ -86,7 +88,7 @@ class Media:
     uris: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True)
+@record
 class Traits:
     """The rules a provider imposes on requests and what it can do, checked in one place.
 

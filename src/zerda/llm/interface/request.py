@@ -8,11 +8,11 @@ for this model's family, DESIGN.md §11), then the wire's ``_build_request``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from zerda.llm import _gc, registry
 from zerda.llm._ids import ID_RULES
+from zerda.llm._record import replace
 from zerda.llm._request import (
     Request,
     check_hosted_row,

@@ -16,16 +16,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any, TypedDict
+
+from zerda.llm._record import record, replace
 
 EFFORTS = ("minimal", "low", "medium", "high")
 REFUSE = "refuse"  # Family.off: the family cannot turn reasoning off
 ALL = {e: e for e in EFFORTS}
 
 
-@dataclass(frozen=True)
+@record
 class Family:
     """How one model family of one provider takes reasoning.
 
@@ -54,7 +56,7 @@ class Family:
         return not self.pattern or re.search(self.pattern, model.lower()) is not None
 
 
-@dataclass(frozen=True)
+@record
 class Profile:
     """One model family. ``pattern`` names its models; each facet is a pattern of the
     family's models that have (or lack) what it names, "" for none of them.

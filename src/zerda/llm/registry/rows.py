@@ -9,10 +9,10 @@ class as a ``"module:Class"`` string, imported by :meth:`ProviderSpec.interface_
 
 from __future__ import annotations
 
-from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
+from zerda.llm._record import replace
 from zerda.llm._traits import Hosted, Media, Traits, frozen_hosted, frozen_map
 from zerda.llm.registry.profiles import CLAUDE, GEMINI, GPT_OSS, output_traits
 from zerda.llm.registry.spec import ProviderSpec

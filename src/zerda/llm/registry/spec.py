@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from zerda.llm._record import fields_of, record
 from zerda.llm._traits import Media, Traits
 
 if TYPE_CHECKING:
     from zerda.llm.base import BaseLLMInterface
 
 
-@dataclass(frozen=True)
+@record
 class ProviderSpec:
     """One provider: how to build it, where it lives, and its traits."""
 
@@ -72,12 +73,12 @@ def _thaw(value: Any) -> Any:
     if isinstance(value, MappingProxyType):
         return {k: _thaw(v) for k, v in value.items()}
     if isinstance(value, (Media, Traits)):
-        return (type(value), {f.name: _thaw(getattr(value, f.name)) for f in fields(value)})
+        return (type(value), {name: _thaw(getattr(value, name)) for name in fields_of(value)})
     return value
 
 
 def _thawed_fields(spec: ProviderSpec) -> dict[str, Any]:
-    return {f.name: _thaw(getattr(spec, f.name)) for f in fields(spec)}
+    return {name: _thaw(getattr(spec, name)) for name in fields_of(spec)}
 
 
 def _freeze(value: Any) -> Any:
