@@ -46,13 +46,22 @@ HEAVY = ("openai", "groq", "mistralai", "ollama", "anthropic", "boto3", "botocor
 HEAVY_ALL = (*HEAVY, "pydantic", "httpx")
 
 _TEMPLATE = """\
-import json, sys, time
+import gc, json, sys, time
 kw = {kw!r}
+_full = []  # the process's full collections in the timed window: CPU seconds each
+def _watch(phase, info, _start=[0.0]):
+    if info["generation"] == 2:
+        if phase == "start":
+            _start[0] = time.process_time()
+        else:
+            _full.append(time.process_time() - _start[0])
+gc.callbacks.append(_watch)
 _c0, _t0 = time.process_time(), time.perf_counter()
 {code}
 _c1, _t1 = time.process_time(), time.perf_counter()
+gc.callbacks.remove(_watch)
 _heavy = [m for m in {heavy!r} if m in sys.modules]
-print(json.dumps([_t1 - _t0, _c1 - _c0, _heavy]))
+print(json.dumps([_t1 - _t0, _c1 - _c0, _heavy, _full]))
 """
 
 
@@ -64,7 +73,7 @@ def compile_sources() -> None:
     compileall.compile_dir(str(SRC / "zerda"), quiet=1)
 
 
-def _once(code: str, kw: dict[str, Any]) -> tuple[float, float, list[str]]:
+def _once(code: str, kw: dict[str, Any]) -> tuple[float, float, list[str], list[float]]:
     script = _TEMPLATE.format(kw=kw, code=code, heavy=HEAVY_ALL)
     proc = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, env=child_env(), timeout=120
@@ -72,8 +81,8 @@ def _once(code: str, kw: dict[str, Any]) -> tuple[float, float, list[str]]:
     if proc.returncode != 0:
         lines = proc.stderr.strip().splitlines() or ["no output"]
         raise RuntimeError(lines[-1])
-    wall, cpu, heavy = json.loads(proc.stdout.strip().splitlines()[-1])
-    return float(wall), float(cpu), list(heavy)
+    wall, cpu, heavy, full = json.loads(proc.stdout.strip().splitlines()[-1])
+    return float(wall), float(cpu), list(heavy), [float(x) for x in full]
 
 
 def measure(cases: dict[str, tuple[str, dict[str, Any]]], runs: int) -> dict[str, Any]:
@@ -82,12 +91,14 @@ def measure(cases: dict[str, tuple[str, dict[str, Any]]], runs: int) -> dict[str
     round's figures for :func:`paired_ratio`."""
     walls: dict[str, list[float]] = {name: [] for name in cases}
     cpus: dict[str, list[float]] = {name: [] for name in cases}
+    fulls: dict[str, list[list[float]]] = {name: [] for name in cases}
     loaded: dict[str, list[str]] = {}
     for _ in range(runs):
         for name, (code, kw) in cases.items():
-            wall, cpu, heavy = _once(code, kw)
+            wall, cpu, heavy, full = _once(code, kw)
             walls[name].append(wall)
             cpus[name].append(cpu)
+            fulls[name].append(full)
             loaded[name] = heavy
     return {
         name: {
@@ -96,6 +107,7 @@ def measure(cases: dict[str, tuple[str, dict[str, Any]]], runs: int) -> dict[str
             "loaded": loaded[name],
             "walls": walls[name],
             "cpus": cpus[name],
+            "full_collections": fulls[name],
         }
         for name in cases
     }
@@ -133,4 +145,28 @@ def bench_provider(provider: str, runs: int) -> dict[str, Any]:
     out["ratio_wall"] = paired_ratio(m["zerda"]["walls"], m["raw"]["walls"])
     out["ratio_cpu"] = paired_ratio(m["zerda"]["cpus"], m["raw"]["cpus"])
     out["extra_cpu_ms"] = m["zerda"]["cpu_ms"] - m["raw"]["cpu_ms"]
+    out.update(_full_collections(m["zerda"], m["raw"]))
     return out
+
+
+def _full_collections(zerda: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
+    """The full garbage collections in each side's timed window, and the CPU ratio without
+    them. CPython runs a full collection once ten young-generation ones have run and the
+    objects promoted since the last one exceed a quarter of the old generation: a point in
+    the process's allocations, not in one library's. An SDK whose import plus client ends
+    just short of it (boto3) leaves it to its first call, and any library imported beside it
+    pulls it into this window; that collection walks every object of the process (mostly
+    the SDK's), about 15-25 ms after boto3. Both figures are kept: the CPU ratio with
+    everything, and without the full collections of either side."""
+
+    def less_full(side: dict[str, Any]) -> list[float]:
+        pairs = zip(side["cpus"], side["full_collections"], strict=True)
+        return [cpu - sum(full) for cpu, full in pairs]
+
+    return {
+        "full_collections": {
+            "zerda": statistics.median(len(f) for f in zerda["full_collections"]),
+            "raw": statistics.median(len(f) for f in raw["full_collections"]),
+        },
+        "ratio_cpu_without_full_collections": paired_ratio(less_full(zerda), less_full(raw)),
+    }

@@ -192,6 +192,8 @@ def import_table(imports: dict[str, Any]) -> str:
         "SDK import alone ms (CPU)",
         "ratio (CPU)",
         "ratio (wall)",
+        "full collections: Zerda / raw",
+        "ratio (CPU) without them",
         "provider module alone ms (CPU)",
     ]
     rows = []
@@ -202,9 +204,7 @@ def import_table(imports: dict[str, Any]) -> str:
             rows.append(_failed_row("zerda.llm", reason, len(header)))
         else:
             loaded = ", ".join(base["modules_loaded"]) or "no SDK, no pydantic"
-            rows.append(
-                ["`import zerda.llm`", f"{_ms(base['cpu_ms'])} ({loaded})", "", "", "", "", ""]
-            )
+            rows.append(["`import zerda.llm`", f"{_ms(base['cpu_ms'])} ({loaded})", *[""] * 7])
     for provider, r in imports.get("providers", {}).items():
         reason = _failed(r)
         if reason:
@@ -221,10 +221,20 @@ def import_table(imports: dict[str, Any]) -> str:
                 _ms(r["sdk_import"]["cpu_ms"]),
                 _ratio(r["ratio_cpu"]),
                 _ratio(r["ratio_wall"]),
+                *_full_collection_cells(r),
                 module,
             ]
         )
     return _table(header, rows)
+
+
+def _full_collection_cells(r: dict[str, Any]) -> list[str]:
+    """How many full garbage collections ran in each side's window (median of rounds), and
+    the CPU ratio without them (bench_imports._full_collections says why)."""
+    full = r.get("full_collections")
+    if full is None:  # results written before the count was kept
+        return ["", ""]
+    return [f"{full['zerda']:g} / {full['raw']:g}", _ratio(r["ratio_cpu_without_full_collections"])]
 
 
 def convert_table(results: dict[str, Any]) -> str:
