@@ -121,11 +121,12 @@ def test_every_core_module_exists() -> None:
 
 
 # What the registry may import of Zerda: the core's vocabulary and the records it is written
-# in, itself, and the interface's base class for the return type of
-# ProviderSpec.interface_class.
+# in, the collector's pause (a wire's modules load with it paused), itself, and the
+# interface's base class for the return type of ProviderSpec.interface_class.
 REGISTRY_MAY_IMPORT = (
     "zerda.llm._traits",
     "zerda.llm._record",
+    "zerda.llm._gc",
     "zerda.llm._record",
     "zerda.llm.registry",
     "zerda.llm.base",

@@ -1,10 +1,13 @@
-"""The garbage collector is paused while a request is converted, and only then
-(zerda.llm._gc): resumed after, also when the conversion fails, and never enabled by
-Zerda when the caller disabled it."""
+"""The garbage collector is paused while a request is converted and while Zerda's modules
+load, and only then (zerda.llm._gc): resumed after, also when the conversion fails, and
+never enabled by Zerda when the caller disabled it."""
 
 from __future__ import annotations
 
 import gc
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -70,3 +73,56 @@ def test_a_collector_the_caller_disabled_stays_disabled(
     assert list(llm.stream("hi"))[-1]["result"]["content"] == "hi"
     assert seen == [False, False]
     assert not gc.isenabled()
+
+
+# In a fresh interpreter: the Zerda modules ``step`` loads, those found while the collector
+# was enabled, and whether it is enabled after ``step``.
+_SPY = """
+import gc, json, sys
+{before}
+
+class Spy:
+    found = []
+
+    def find_spec(self, name, path=None, target=None):
+        if name.startswith("zerda.llm."):
+            Spy.found.append((name, gc.isenabled()))
+        return None
+
+sys.meta_path.insert(0, Spy())
+{step}
+enabled = sorted(name for name, on in Spy.found if on)
+print(json.dumps([len(Spy.found), enabled, gc.isenabled()]))
+"""
+
+
+def _loads(step: str, before: str = "") -> tuple[int, list[str], bool]:
+    proc = subprocess.run(
+        [sys.executable, "-c", _SPY.format(before=before, step=step)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    count, enabled, after = json.loads(proc.stdout.strip().splitlines()[-1])
+    return count, enabled, after
+
+
+def test_zerdas_modules_load_with_the_collector_paused() -> None:
+    # All but the pause's own module; what they create lives as long as the process, so
+    # collections meanwhile would only walk it (docs/decisions.md).
+    count, enabled, after = _loads("import zerda.llm")
+    assert (enabled, after) == (["zerda.llm._gc"], True)
+    assert count > 30
+
+
+def test_a_wires_modules_load_with_the_collector_paused() -> None:
+    count, enabled, after = _loads(
+        "registry.get('bedrock').interface_class()", before="from zerda.llm import registry"
+    )
+    assert (enabled, after) == ([], True)
+    assert count > 5
+
+
+def test_importing_zerda_leaves_a_disabled_collector_disabled() -> None:
+    count, _, after = _loads("import zerda.llm", before="gc.disable()")
+    assert (count > 30, after) == (True, False)

@@ -6,27 +6,34 @@ on first use (``tool_from_function``, the provider classes through ``create_inte
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from zerda.llm import _gc
 
-from zerda.llm._ratelimit import RateLimiter
-from zerda.llm.base import BaseLLMInterface, Request
-from zerda.llm.errors import (
-    AuthenticationError,
-    ConnectionError,
-    InvalidRequestError,
-    NotFoundError,
-    OutputValidationError,
-    PermissionDeniedError,
-    RateLimitError,
-    ServerError,
-    TimeoutError,
-    UnknownError,
-    ZerdaError,
-)
-from zerda.llm.messages import tool_result
-from zerda.llm.parts import audio, document, image
-from zerda.llm.providers import create_interface
-from zerda.llm.tools import ToolCall
+# The collector is paused while Zerda's modules load: everything they create lives as long
+# as the process, so young collections in between would only walk it and promote it, and
+# pull the process's next full collection forward (docs/decisions.md, "Importing
+# zerda.llm pauses the garbage collector").
+with _gc.paused():
+    from typing import TYPE_CHECKING, Any
+
+    from zerda.llm._ratelimit import RateLimiter
+    from zerda.llm.base import BaseLLMInterface, Request
+    from zerda.llm.errors import (
+        AuthenticationError,
+        ConnectionError,
+        InvalidRequestError,
+        NotFoundError,
+        OutputValidationError,
+        PermissionDeniedError,
+        RateLimitError,
+        ServerError,
+        TimeoutError,
+        UnknownError,
+        ZerdaError,
+    )
+    from zerda.llm.messages import tool_result
+    from zerda.llm.parts import audio, document, image
+    from zerda.llm.providers import create_interface
+    from zerda.llm.tools import ToolCall
 
 if TYPE_CHECKING:
     from zerda.llm._profile import ModelProfile, profile

@@ -1,4 +1,5 @@
-"""Automatic garbage collection paused while Zerda converts a request.
+"""Automatic garbage collection paused while Zerda converts a request, and while its
+modules load.
 
 Converting a long history builds tens of thousands of containers (checked copies, the
 native body) that stay alive until the call ends. CPython's generational collector runs a
@@ -13,6 +14,13 @@ The conversion is pure CPU work on Zerda's own objects: no I/O, no ``await``, no
 The collector is paused only when it is enabled, only for that work, and resumed right
 after; garbage made meanwhile is collected by the next collection as usual. (A caller who
 disables the collector keeps it disabled: Zerda then never touches it.)
+
+Loading Zerda's modules (``import zerda.llm``, then a wire's modules when an interface is
+built) is the same kind of work: what it creates lives as long as the process. Young
+collections in between would only walk it and promote it, and each one brings the
+process's next full collection nearer: after boto3, which stops just short of one, the
+six young collections ``import zerda.llm`` ran pulled a full collection (15-25 ms, mostly
+boto3's objects) into building Zerda's client instead of the caller's first call.
 """
 
 from __future__ import annotations
@@ -31,3 +39,15 @@ def pause() -> bool:
 def resume(paused: bool) -> None:
     if paused:
         gc.enable()
+
+
+class paused:  # noqa: N801 - used as a function: ``with _gc.paused():``
+    """Automatic collection paused for the block (:func:`pause`, then :func:`resume`).
+    A class, not ``contextlib.contextmanager``: ``zerda.llm`` enters it before importing
+    anything else, contextlib included."""
+
+    def __enter__(self) -> None:
+        self._paused = pause()
+
+    def __exit__(self, *error: object) -> None:
+        resume(self._paused)

@@ -8,6 +8,7 @@ from dataclasses import field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from zerda.llm import _gc
 from zerda.llm._record import fields_of, record
 from zerda.llm._traits import Media, Traits
 
@@ -64,7 +65,9 @@ class ProviderSpec:
 
     def interface_class(self) -> type[BaseLLMInterface]:
         module, _, cls = self.cls.partition(":")
-        result: type[BaseLLMInterface] = getattr(importlib.import_module(module), cls)
+        with _gc.paused():  # a wire's modules load as zerda.llm's do (see zerda.llm)
+            loaded = importlib.import_module(module)
+        result: type[BaseLLMInterface] = getattr(loaded, cls)
         return result
 
 
