@@ -53,25 +53,23 @@ class Requests(Host):
     ) -> tuple[Request, dict[str, Any]]:
         """The checked request and the SDK call's keyword arguments built from it (the
         garbage collector paused meanwhile: :mod:`zerda.llm._gc`)."""
-        paused = _gc.pause()
-        try:
-            req = self._prepare(messages, **kwargs)
-            if req.server_history:
-                req = self._with_server_history(req)
-            # The retry budget of this call: its own timeout, else the interface's.
-            _RETRY_BUDGET.set(req.timeout if req.timeout is not None else self.timeout)
-            return req, self._build_request(req)
-        except ValueError as exc:  # a converter refused the input: the caller's mistake
-            if isinstance(exc, ZerdaError):
-                raise
-            # A schema adapter's refusal of what the row's dialect cannot express is a
-            # capability refusal (zerda.llm._schema_walk.DialectError).
-            capability = getattr(exc, "capability", False) is True
-            raise InvalidRequestError(
-                str(exc), provider=self.provider, capability=capability
-            ) from exc
-        finally:
-            _gc.resume(paused)
+        with _gc.paused():
+            try:
+                req = self._prepare(messages, **kwargs)
+                if req.server_history:
+                    req = self._with_server_history(req)
+                # The retry budget of this call: its own timeout, else the interface's.
+                _RETRY_BUDGET.set(req.timeout if req.timeout is not None else self.timeout)
+                return req, self._build_request(req)
+            except ValueError as exc:  # a converter refused the input: the caller's mistake
+                if isinstance(exc, ZerdaError):
+                    raise
+                # A schema adapter's refusal of what the row's dialect cannot express is a
+                # capability refusal (zerda.llm._schema_walk.DialectError).
+                capability = getattr(exc, "capability", False) is True
+                raise InvalidRequestError(
+                    str(exc), provider=self.provider, capability=capability
+                ) from exc
 
     def _prepare(
         self,
