@@ -117,8 +117,15 @@ def run_providers(args: argparse.Namespace, port: int | None) -> dict[str, Any]:
     return results
 
 
+# Rounds of the import section. A fresh interpreter's CPU for the same import varies by
+# about 7% (one standard deviation of a raw / raw pair on the 2-core bench machine), so the
+# median of 7 paired ratios still moved by about ±4% between runs: 21 bring that to about
+# ±2% (benchmarks/README.md, "Import").
+IMPORT_RUNS = 21
+
+
 def run_imports(args: argparse.Namespace) -> dict[str, Any]:
-    runs = 2 if args.quick else 7
+    runs = 2 if args.quick else IMPORT_RUNS
     _progress("[bench] import times")
     out: dict[str, Any] = {"runs": runs, "providers": {}}
     try:

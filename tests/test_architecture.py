@@ -46,6 +46,8 @@ CORE = (
     "zerda.llm._gemini_schema",
     "zerda.llm._traits",
     "zerda.llm._record",
+    "zerda.llm._timeout",
+    "zerda.llm._lazy",
     "zerda.llm._fastpath",
     "zerda.llm._body_json",
     "zerda.llm._signatures",

@@ -80,3 +80,75 @@ def test_building_an_interface_leaves_the_first_use_modules_unloaded() -> None:
     assert report["first call"] == "Done."
     # The first call loads the profile (the model's limits) and the price table (its cost).
     assert {"zerda.llm._profile", "zerda.llm._cost"} <= set(report["after"])
+
+
+# Bedrock's SDK is the lightest (boto3: about 260 ms of CPU to import and build a client),
+# so there building an interface leaves the request checks and the wire's request,
+# response, stream and error mapping to the first call that needs them (docs/decisions.md,
+# "Building an interface loads only what building needs").
+BEDROCK_AT_FIRST_CALL = (
+    "zerda.llm._request",
+    "zerda.llm.messages",
+    "zerda.llm.parts",
+    "zerda.llm.tools",
+    "zerda.llm.executable",
+    "zerda.llm.hosted",
+    "zerda.llm._names",
+    "zerda.llm._ids",
+    "zerda.llm._schema_check",
+    "zerda.llm._schema_walk",
+    "zerda.llm._body_json",
+    "zerda.llm.wires.bedrock.map",
+    "zerda.llm.wires.bedrock.hosted",
+    "zerda.llm.wires.bedrock.stream",
+)
+BEDROCK_LATER = ("zerda.llm.wires.bedrock.pump", "zerda.llm.wires.bedrock.errors")
+
+BEDROCK_CHILD = """
+import asyncio, json, sys
+from zerda.llm import create_interface
+
+def loaded():
+    return sorted(m for m in sys.modules if m.startswith("zerda."))
+
+llm = create_interface("bedrock", model="m", max_retries=0, **json.loads(sys.argv[1]))
+llm.client
+report = {"built": loaded()}
+report["generate"] = llm.generate("hi", raise_errors=True)["content"]
+report["stream"] = [e["type"] for e in llm.stream("hi", raise_errors=True)][-1]
+report["after"] = loaded()
+
+async def stream_async():
+    return [e async for e in llm.stream_async("hi", raise_errors=True)][-1]["result"]["content"]
+
+report["stream_async"] = asyncio.run(stream_async())
+report["error"] = create_interface("bedrock", model="m", max_retries=0, **json.loads(sys.argv[2])).generate("hi")["error"]["type"]
+report["at last"] = loaded()
+print(json.dumps(report))
+"""
+
+
+def test_bedrock_loads_its_call_time_modules_with_the_first_call() -> None:
+    with MockLLMServer() as server:
+        server.set_default(text="Done.")
+        options = _options(server, "bedrock")
+        failing = {**options, "base_url": "http://127.0.0.1:1"}  # nothing listens there
+        child = subprocess.run(
+            [sys.executable, "-c", BEDROCK_CHILD, json.dumps(options), json.dumps(failing)],
+            capture_output=True,
+            text=True,
+            timeout=110,
+            check=False,
+        )
+    assert child.returncode == 0, child.stderr[-2000:]
+    report = json.loads(child.stdout)
+    deferred = (*BEDROCK_AT_FIRST_CALL, *BEDROCK_LATER)
+    assert [m for m in deferred if m in report["built"]] == []
+    assert (report["generate"], report["stream"], report["stream_async"]) == (
+        "Done.",
+        "done",
+        "Done.",
+    )
+    assert [m for m in BEDROCK_AT_FIRST_CALL if m not in report["after"]] == []
+    assert report["error"] == "connection"
+    assert [m for m in deferred if m not in report["at last"]] == []

@@ -13,10 +13,11 @@ from zerda.llm import _gc
 # pull the process's next full collection forward (docs/decisions.md, "Importing
 # zerda.llm pauses the garbage collector").
 with _gc.paused():
-    from typing import TYPE_CHECKING, Any
+    from typing import TYPE_CHECKING
 
+    from zerda.llm import _lazy
     from zerda.llm._ratelimit import RateLimiter
-    from zerda.llm.base import BaseLLMInterface, Request
+    from zerda.llm.base import BaseLLMInterface
     from zerda.llm.errors import (
         AuthenticationError,
         ConnectionError,
@@ -30,15 +31,16 @@ with _gc.paused():
         UnknownError,
         ZerdaError,
     )
-    from zerda.llm.messages import tool_result
-    from zerda.llm.parts import audio, document, image
     from zerda.llm.providers import create_interface
-    from zerda.llm.tools import ToolCall
 
 if TYPE_CHECKING:
     from zerda.llm._profile import ModelProfile, profile
+    from zerda.llm._request import Request
     from zerda.llm._tool_decorator import PAUSE, tool
     from zerda.llm.functions import tool_from_function, tool_from_model
+    from zerda.llm.messages import tool_result
+    from zerda.llm.parts import audio, document, image
+    from zerda.llm.tools import ToolCall
 
 __all__ = [
     "AuthenticationError",
@@ -71,8 +73,9 @@ __all__ = [
 
 
 # Loaded on first access: pydantic is imported only by those who build tools from Python
-# functions; the model profiles (with the price and limit tables) and the tool decorator
-# are not needed to build an interface (import + client, benchmarks/bench_imports.py).
+# functions; the model profiles (with the price and limit tables), the tool decorator and
+# the request checks (messages, parts, tools) are not needed to build an interface (import +
+# client, docs/decisions.md, "Building an interface loads only what building needs").
 _LAZY = {
     "tool_from_function": "zerda.llm.functions",
     "tool_from_model": "zerda.llm.functions",
@@ -80,13 +83,12 @@ _LAZY = {
     "profile": "zerda.llm._profile",
     "PAUSE": "zerda.llm._tool_decorator",
     "tool": "zerda.llm._tool_decorator",
+    "Request": "zerda.llm._request",
+    "ToolCall": "zerda.llm.tools",
+    "tool_result": "zerda.llm.messages",
+    "audio": "zerda.llm.parts",
+    "document": "zerda.llm.parts",
+    "image": "zerda.llm.parts",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is not None:
-        import importlib
-
-        return getattr(importlib.import_module(module), name)
-    raise AttributeError(f"module 'zerda.llm' has no attribute {name!r}")
+__getattr__ = _lazy.attributes(__name__, _LAZY)

@@ -18,6 +18,9 @@ from zerda.llm import _names
 from zerda.llm._record import hot_record
 from zerda.llm._schema_check import check_tool_schema
 from zerda.llm._schema_walk import bracket_bound, json_depth
+from zerda.llm._timeout import check_timeout as check_timeout
+from zerda.llm._timeout import split_timeout as split_timeout
+from zerda.llm._timeout import timeout_problem as timeout_problem
 from zerda.llm.errors import InvalidRequestError
 from zerda.llm.executable import ExecutableTool
 from zerda.llm.hosted import check_hosted, is_hosted
@@ -308,34 +311,6 @@ def check_tool_choice(
 
 
 # --- options ---------------------------------------------------------------------------
-
-
-def timeout_problem(value: Any) -> str | None:
-    """Why ``value`` is not a timeout in seconds (a positive number); None when it is."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return f"must be a number of seconds, not {type(value).__name__}"
-    if math.isnan(value) or value <= 0:
-        return f"must be a positive number of seconds, not {value!r}"
-    return None
-
-
-def check_timeout(value: Any) -> float | None:
-    """A per-call ``timeout=``: seconds, or None for the interface's own."""
-    problem = timeout_problem(value)
-    if problem:
-        raise InvalidRequestError(f"timeout {problem}")
-    return None if value is None else float(value)
-
-
-def split_timeout(kwargs: dict[str, Any]) -> tuple[dict[str, Any], float | None]:
-    """(the call's arguments, its timeout) for SDK calls that take no ``timeout=`` of their
-    own (Ollama's body, Bedrock's Converse): ``_build_request`` put it under ``timeout``."""
-    if "timeout" not in kwargs:
-        return kwargs, None
-    rest = dict(kwargs)
-    return rest, rest.pop("timeout")
 
 
 def _check_number(name: str, value: Any) -> None:

@@ -18,16 +18,12 @@ imported from here. The waits between retries are looked up here (``_sleep``,
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
+
+from zerda.llm import _lazy
 
 # ``X as X``: importable from here as before the cut (the names wires and tests read; the
 # truncation rule is looked up here when it applies, so a test may record its calls).
-from zerda.llm._request import (
-    MAX_SCHEMA_DEPTH,
-    TOOL_CHOICES,
-    Request,
-    normalize_tool_choice,
-    normalize_tools,
-)
 from zerda.llm._signatures import signature_options
 from zerda.llm.errors import stream_ended_early as stream_ended_early
 from zerda.llm.interface.api import BaseLLMInterface
@@ -43,7 +39,16 @@ from zerda.llm.interface.clients import without_sdk_retries as without_sdk_retri
 from zerda.llm.interface.failures import _refused_argument as _refused_argument
 from zerda.llm.interface.failures import _scrub_exception as _scrub_exception
 from zerda.llm.interface.retrying import _RETRY_BUDGET as _RETRY_BUDGET
-from zerda.llm.messages import tool_output_text as tool_output_text
+
+if TYPE_CHECKING:
+    from zerda.llm._request import (
+        MAX_SCHEMA_DEPTH,
+        TOOL_CHOICES,
+        Request,
+        normalize_tool_choice,
+        normalize_tools,
+    )
+    from zerda.llm.messages import tool_output_text as tool_output_text
 
 # Kept importable from here for callers of the first round.
 __all__ = [
@@ -57,6 +62,21 @@ __all__ = [
     "require_sdk",
     "signature_options",
 ]
+
+
+# Loaded on first access, with the request checks: building an interface needs none of them
+# (docs/decisions.md, "Building an interface loads only what building needs").
+_LAZY = {
+    "MAX_SCHEMA_DEPTH": "zerda.llm._request",
+    "TOOL_CHOICES": "zerda.llm._request",
+    "Request": "zerda.llm._request",
+    "normalize_tool_choice": "zerda.llm._request",
+    "normalize_tools": "zerda.llm._request",
+    "tool_output_text": "zerda.llm.messages",
+}
+
+
+__getattr__ = _lazy.attributes(__name__, _LAZY)
 
 
 # Waits between retries; tests replace it to record the waits instead of sleeping.

@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from zerda.llm import _names, _ratelimit, registry
+from zerda.llm import _ratelimit, registry
 from zerda.llm._calls import TypedCalls
 from zerda.llm._drive import drive, drive_async
 from zerda.llm._fastpath import PrivateName
@@ -185,13 +185,15 @@ class BaseLLMInterface(
         call = Streaming(self, messages, raise_errors, kwargs)
         try:
             native = call.start(messages, kwargs)
+            from zerda.llm._names import restore_event  # loaded by the request checks
+
             reserved = self._admit(native, call.req)
             with self._open_stream(native) as chunks:
                 for chunk in chunks:
                     if call.chunks is not None:
                         call.chunks.append(self._raw_json(chunk))
                     for event in self._feed(call.acc, chunk):
-                        yield _names.restore_event(event, call.names)
+                        yield restore_event(event, call.names)
             yield from call.finish(reserved)
         except BaseException as exc:
             call.fail(exc)  # raises again what is no failure
@@ -203,13 +205,15 @@ class BaseLLMInterface(
         call = Streaming(self, messages, raise_errors, kwargs)
         try:
             native = call.start(messages, kwargs)
+            from zerda.llm._names import restore_event  # loaded by the request checks
+
             reserved = await self._admit_async(native, call.req)
             async with self._open_stream_async(native) as chunks:
                 async for chunk in chunks:
                     if call.chunks is not None:
                         call.chunks.append(self._raw_json(chunk))
                     for event in self._feed(call.acc, chunk):
-                        yield _names.restore_event(event, call.names)
+                        yield restore_event(event, call.names)
             for event in call.finish(reserved):
                 yield event
         except BaseException as exc:

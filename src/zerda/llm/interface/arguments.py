@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from zerda.llm import registry
 from zerda.llm._fastpath import fast_path_on
-from zerda.llm._request import timeout_problem
+from zerda.llm._timeout import timeout_problem
 from zerda.llm.interface._host import Host
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from zerda.llm import _names, _telemetry
+from zerda.llm import _telemetry
 from zerda.llm._drive import NO_KWARGS, Body
 from zerda.llm.interface._host import Host
 
@@ -35,7 +35,9 @@ class Calls(Host):
                 req, native = llm._checked_request(messages, kwargs)
                 reserved = yield llm, "_admit", (native, req), NO_KWARGS
                 raw = yield llm, "_call", (native,), NO_KWARGS
-                result = _names.restore_result(llm._map_response(raw), req.tool_names)
+                from zerda.llm._names import restore_result  # loaded by the request checks
+
+                result = restore_result(llm._map_response(raw), req.tool_names)
                 result = llm._with_extras(result, req, raw)
                 llm._settle(reserved, result)
             except Exception as exc:
@@ -78,9 +80,11 @@ class Streaming:
         """After the last chunk: the truncation rule, the calls still open, the result."""
         llm, acc = self.llm, self.acc
         llm._check_finished(acc)
+        from zerda.llm._names import restore_event, restore_result  # as in _generation
+
         for event in acc.end_all_calls():
-            yield _names.restore_event(event, self.names)
-        result = _names.restore_result(acc.result(llm._make_result), self.names)
+            yield restore_event(event, self.names)
+        result = restore_result(acc.result(llm._make_result), self.names)
         assert self.req is not None  # start() ran
         self.result = llm._with_extras(result, self.req, None, self.chunks)
         llm._settle(reserved, self.result)

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from zerda.llm._drive import NO_KWARGS, Body, drive, drive_async
 from zerda.llm.errors import malformed_response
 from zerda.llm.interface._host import Host
-from zerda.llm.parts import with_urls
 
 if TYPE_CHECKING:
     from zerda.llm._request import Request
@@ -112,6 +111,8 @@ class Counting(Host):
         self, messages: Any, tools: Any, system: Any, raise_errors: bool | None
     ) -> Body[dict[str, Any]]:
         llm: BaseLLMInterface = self  # type: ignore[assignment]
+        from zerda.llm.parts import with_urls
+
         try:
             req, native = llm._checked_request(messages, {"tools": tools, "system": system})
             counter = self._counter()

@@ -11,28 +11,21 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from zerda.llm import _gc, registry
-from zerda.llm._ids import ID_RULES
 from zerda.llm._record import replace
-from zerda.llm._request import (
-    Request,
-    check_hosted_row,
-    check_tool_choice,
-    check_tool_names,
-    prepare,
-)
-from zerda.llm._server_tools import history_text
 from zerda.llm.errors import InvalidRequestError, OutputValidationError, ZerdaError
 from zerda.llm.interface._host import Host
 from zerda.llm.interface.retrying import _RETRY_BUDGET
-from zerda.llm.parts import with_urls
 
 if TYPE_CHECKING:
+    from zerda.llm._request import Request
     from zerda.llm._structured import OutputSpec
     from zerda.llm.reasoning import Plan
 
 
 def _as_text(message: dict[str, Any]) -> dict[str, Any]:
     """An assistant turn with its server calls as text before its content."""
+    from zerda.llm._server_tools import history_text
+
     text = history_text(message["server_tool_calls"])
     content = message.get("content")
     out = {k: v for k, v in message.items() if k != "server_tool_calls"}
@@ -46,6 +39,8 @@ class Requests(Host):
     def _native_request(self, messages: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         """The SDK call's keyword arguments as JSON data (a batch file's line): data URLs,
         which only the fast paths write lazily, as strings (:func:`zerda.llm.parts.with_urls`)."""
+        from zerda.llm.parts import with_urls
+
         return with_urls(self._checked_request(messages, kwargs)[1])
 
     def _checked_request(
@@ -85,6 +80,10 @@ class Requests(Host):
         (:func:`zerda.llm._request.prepare`, against this interface's row), with the
         response_format and the mode it travels in (DESIGN.md §13), and ``reasoning=``
         against this model's family (DESIGN.md §11)."""
+        # The request checks load on the first call: building an interface needs none of
+        # them (docs/decisions.md, "Building an interface loads only what building needs").
+        from zerda.llm._request import check_hosted_row, prepare
+
         output = self._output_spec(response_format, structured_output, bool(kwargs.get("tools")))
         req = prepare(
             self.spec,
@@ -132,6 +131,8 @@ class Requests(Host):
     def _tool_id(self) -> Callable[[str | None, int, int], str | None]:
         """The row's id rule: ``rule(orig, message_index, call_index)`` is the id sent for
         a history tool call and its result (the function itself, called once per call)."""
+        from zerda.llm._ids import ID_RULES
+
         return ID_RULES[self.traits.tool_id]
 
     def _tool_results_media(self) -> registry.Media:
@@ -195,11 +196,15 @@ class Requests(Host):
             raise
 
     def _check_tool_names(self, tools: list[dict[str, Any]] | None) -> None:
+        from zerda.llm._request import check_tool_names
+
         check_tool_names(tools, self.spec)
 
     def _check_tool_choice(
         self, choice: str | dict[str, str] | None, parallel_tool_calls: bool | None
     ) -> None:
+        from zerda.llm._request import check_tool_choice
+
         check_tool_choice(choice, parallel_tool_calls, self.spec)
 
     def _with_output(

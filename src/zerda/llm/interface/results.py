@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 from zerda.llm.errors import excerpt, malformed_response
 from zerda.llm.interface._host import Host
-from zerda.llm.tools import ToolCall, tool_calls_to_dicts
 
 if TYPE_CHECKING:
     from zerda.llm._request import Request
     from zerda.llm._stream import StreamAccumulator
+    from zerda.llm.tools import ToolCall
 
 
 class Results(Host):
@@ -38,6 +38,8 @@ class Results(Host):
         text or reasoning is not a string or whose tool call has no name is malformed:
         reported as such, the raw part in the message, rather than returned as a success
         that the next call's history check would refuse."""
+        from zerda.llm.tools import tool_calls_to_dicts  # loaded with the first result
+
         _check_parts(self.provider, content, reasoning, calls)
         tool_calls = tool_calls_to_dicts(calls)
         # Providers say "stop" with calls present (forced tool_choice, Gemini, Ollama).

@@ -18,7 +18,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from zerda.llm._request import split_timeout
+from zerda.llm._timeout import split_timeout
 from zerda.llm.interface.counting import TokenCounter, count_of
 
 _COUNTED = ("messages", "system", "toolConfig", "additionalModelRequestFields")

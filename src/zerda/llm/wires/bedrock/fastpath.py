@@ -12,9 +12,7 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from zerda.llm._body_json import PLACEHOLDER, Body, splice_payloads
 from zerda.llm._fastpath import PrivateName
-from zerda.llm.wires.bedrock.map import _Source
 
 _READERS = "the compiled readers of the answer and the plain stream events walk the model"
 # Every botocore name below that boto3's documentation does not give (DESIGN §22). Missing
@@ -221,6 +219,8 @@ class _Blobs:
         text = self._texts.get(id(value))  # the bytes are alive in head: ids are stable
         if text is None:
             return base64.b64encode(value).decode("utf-8")
+        from zerda.llm._body_json import PLACEHOLDER  # loaded by _split_prebuilt
+
         self.found.append(("", text))
         return PLACEHOLDER
 
@@ -228,6 +228,8 @@ class _Blobs:
 def _media_texts(head: dict[str, Any]) -> dict[int, str]:
     """``id(bytes)`` -> base64 text for each :class:`_Source` of Zerda's blocks: media
     blocks sit in a message's content, a toolResult's content and the system blocks."""
+    from zerda.llm.wires.bedrock.map import _Source  # loaded by the request mapping
+
     todo = [b for m in head.get("messages") or () for b in m.get("content") or ()]
     todo += head.get("system") or ()
     texts: dict[int, str] = {}
@@ -259,6 +261,10 @@ def _split_prebuilt(kwargs: dict[str, Any]) -> dict[str, Any]:
             rest[key] = value
     if not head:
         return kwargs
+    # Loaded on the first call, with the request mapping (building the client, which
+    # registers these handlers, needs neither).
+    from zerda.llm._body_json import splice_payloads
+
     blobs = _Blobs(head)
     try:
         # botocore's json.dumps settings (the defaults); no circular check: the request
@@ -304,6 +310,8 @@ def _splice_prebuilt(params: dict[str, Any], context: dict[str, Any], **_: Any) 
         return
     body = params.get("body") or b"{}"
     if body != b"{}":
+        from zerda.llm._body_json import Body  # loaded by _split_prebuilt
+
         *before, last = head.pieces
         head = Body([*before, last[:-1], b", ", body[1:]])  # the last piece is bytes: "...}"
     # Written a slice at a time into one buffer: an image's text is never held twice.

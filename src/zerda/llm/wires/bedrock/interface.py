@@ -21,61 +21,41 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from zerda.llm import _lazy
 from zerda.llm._fastpath import PrivateName
-from zerda.llm._request import split_timeout
 from zerda.llm._signatures import signature_options
-from zerda.llm._strict_schema import to_strict_schema
-from zerda.llm.base import BaseLLMInterface, Request, Secret
+from zerda.llm._timeout import split_timeout
+from zerda.llm.base import BaseLLMInterface, Secret
 from zerda.llm.errors import InvalidRequestError, ZerdaError
 from zerda.llm.interface.arguments import check_strings
 from zerda.llm.interface.batch import BatchProtocol
-from zerda.llm.tools import parse_bedrock_tool_calls
 from zerda.llm.wires.bedrock import count as _count
 from zerda.llm.wires.bedrock import fastpath as _fast
 from zerda.llm.wires.bedrock import logs as _logs
 from zerda.llm.wires.bedrock import timeouts as _timeouts
-from zerda.llm.wires.bedrock.errors import _map_client_error, _map_transport_error, _retry_after
-from zerda.llm.wires.bedrock.hosted import (
-    body_json,
-    is_server_use,
-    native_content,
-    provider_content,
-    read_blocks,
-    server_names,
-)
-
-# Read here by tests of the media mapping (the module they were written against).
-from zerda.llm.wires.bedrock.map import _AUDIO_FORMATS as _AUDIO_FORMATS
-from zerda.llm.wires.bedrock.map import (
-    _CACHE_POINT,
-    _STOP_REASONS,
-    _keep_reasoning,
-    _map_messages,
-    _map_options,
-    _map_reasoning,
-    _map_system,
-    _map_tools,
-    _map_usage,
-    _merge_native,
-    _reasoning_text,
-)
-from zerda.llm.wires.bedrock.map import _DOCUMENT_FORMATS as _DOCUMENT_FORMATS
-from zerda.llm.wires.bedrock.map import _IMAGE_FORMATS as _IMAGE_FORMATS
-from zerda.llm.wires.bedrock.map import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
-from zerda.llm.wires.bedrock.map import _map_media as _map_media
-from zerda.llm.wires.bedrock.pump import _StreamPump
-from zerda.llm.wires.bedrock.stream import (
-    _close_opened,
-    _Events,
-    _feed_delta,
-    _feed_end,
-    _feed_start,
-    _feed_stop,
-)
 
 if TYPE_CHECKING:
+    from zerda.llm._request import Request
     from zerda.llm._stream import StreamAccumulator
     from zerda.llm._structured import OutputSpec
+    from zerda.llm.wires.bedrock.stream import _Events
+
+# The request and response mapping (map.py, hosted.py), the stream's (stream.py, pump.py)
+# and the error mapping (errors.py) load with the first call that needs them: building an
+# interface and its client needs none of them (docs/decisions.md, "Building an interface
+# loads only what building needs"). The names below, which tests of the media mapping read
+# here (the module they were written against), load on first access.
+_MAP = "zerda.llm.wires.bedrock.map"
+__getattr__ = _lazy.attributes(
+    __name__,
+    {
+        "_AUDIO_FORMATS": _MAP,
+        "_DOCUMENT_FORMATS": _MAP,
+        "_IMAGE_FORMATS": _MAP,
+        "DEFAULT_MAX_TOKENS": _MAP,
+        "_map_media": _MAP,
+    },
+)
 
 DEFAULT_POOL_SIZE = 64
 # Bedrock generations often run past botocore's 60 s default read timeout.
@@ -324,6 +304,16 @@ class AWSInterface(BaseLLMInterface):
     # --- request ------------------------------------------------------------------------
 
     def _build_request(self, req: Request) -> dict[str, Any]:
+        from zerda.llm.wires.bedrock.map import (
+            _CACHE_POINT,
+            _map_messages,
+            _map_options,
+            _map_reasoning,
+            _map_system,
+            _map_tools,
+            _merge_native,
+        )
+
         messages = _map_messages(req.messages, self.traits.tool_name, self._replays_hosted)
         kwargs: dict[str, Any] = {"modelId": self.model, "messages": messages}
         if req.system:
@@ -351,6 +341,8 @@ class AWSInterface(BaseLLMInterface):
     def _map_response_format(self, output: OutputSpec) -> dict[str, Any]:
         """``outputConfig.textFormat``: the schema as JSON text, closed objects
         (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_OutputFormat.html)."""
+        from zerda.llm._strict_schema import to_strict_schema
+
         owner = f"response_format {output.name!r}"
         schema = to_strict_schema(output.answer_schema, owner, dialect="anthropic")
         definition: dict[str, Any] = {"name": output.name, "schema": json.dumps(schema)}
@@ -361,6 +353,8 @@ class AWSInterface(BaseLLMInterface):
     # --- calls --------------------------------------------------------------------------
 
     def _retry_after(self, exc: BaseException) -> float | None:
+        from zerda.llm.wires.bedrock.errors import _retry_after
+
         return _retry_after(exc)
 
     def _check_native(self, client: Any, operation: str, kwargs: dict[str, Any]) -> None:
@@ -432,6 +426,10 @@ class AWSInterface(BaseLLMInterface):
             # botocore turns a body that is not JSON, or is empty, into an empty response
             # rather than an error: raised as the parse error it is (mapped in _map_error).
             raise ResponseParserError("the response has no output or stopReason")
+        from zerda.llm.tools import parse_bedrock_tool_calls
+        from zerda.llm.wires.bedrock.hosted import is_server_use, provider_content, read_blocks
+        from zerda.llm.wires.bedrock.map import _keep_reasoning, _map_usage, _reasoning_text
+
         blocks = (raw["output"].get("message") or {}).get("content") or []
         # Text blocks and citationsContent text, server calls, citations (hosted.py).
         text, hosted = read_blocks(blocks, self._hosted_kinds(), _keep_reasoning)
@@ -460,6 +458,8 @@ class AWSInterface(BaseLLMInterface):
     def _raw_json(self, raw: Any) -> Any:
         """include_raw=True: the body Bedrock sent (botocore's dict, less its
         ResponseMetadata, blobs as base64 text); a stream's events as botocore yields them."""
+        from zerda.llm.wires.bedrock.hosted import body_json
+
         return body_json(raw) if isinstance(raw, dict) else super()._raw_json(raw)
 
     def _hosted_kinds(self) -> dict[str, str]:
@@ -476,6 +476,8 @@ class AWSInterface(BaseLLMInterface):
         citations) go back as they came (hosted.replay_content): when it holds them and
         this model runs each system tool they call (Nova's blocks are not sent to Claude on
         this row: another model gets their readable text, as another provider does)."""
+        from zerda.llm.wires.bedrock.hosted import native_content, server_names
+
         content = native_content(message.get("provider_data"))
         if content is None:
             return False
@@ -486,10 +488,14 @@ class AWSInterface(BaseLLMInterface):
         )
 
     def _map_stop_reason(self, native: Any) -> str:
+        from zerda.llm.wires.bedrock.map import _STOP_REASONS
+
         return _STOP_REASONS.get(native, "other")
 
     def _map_error(self, exc: BaseException) -> ZerdaError | None:
         from botocore import exceptions as bex
+
+        from zerda.llm.wires.bedrock.errors import _map_client_error, _map_transport_error
 
         if isinstance(exc, bex.ClientError):
             return _map_client_error(exc)
@@ -500,6 +506,8 @@ class AWSInterface(BaseLLMInterface):
     def _start_stream(self, client: Any, call: dict[str, Any]) -> _Events:
         """One attempt: the request, then its first event. Until that event arrives nothing
         has reached the caller, so a failure may be retried."""
+        from zerda.llm.wires.bedrock.stream import _Events
+
         stream = client.converse_stream(**call)["stream"]
         events = _Events(stream, fast=self._fast)
         try:
@@ -521,6 +529,8 @@ class AWSInterface(BaseLLMInterface):
         asyncio queue (``call_soon_threadsafe``), so the loop never waits on a socket."""
         client, call = self._sender(kwargs, "ConverseStream")  # built here, not in a pool thread
         events = await self._retrying_async(lambda: self._start_stream_async(client, call))
+        from zerda.llm.wires.bedrock.pump import _StreamPump
+
         pump = _StreamPump()
         pump.start(self._pool, events)
         try:
@@ -536,24 +546,19 @@ class AWSInterface(BaseLLMInterface):
             return await asyncio.wrap_future(job)
         except asyncio.CancelledError:
             # The attempt may still be running in its thread: whatever it opens is closed.
+            from zerda.llm.wires.bedrock.stream import _close_opened
+
             job.add_done_callback(_close_opened)
             raise
 
     def _feed(self, acc: StreamAccumulator, chunk: Any) -> list[dict[str, Any]]:
-        if "contentBlockDelta" in chunk:
-            return _feed_delta(acc, chunk["contentBlockDelta"], self._hosted_kinds())
-        if "contentBlockStart" in chunk:
-            return _feed_start(acc, chunk["contentBlockStart"], self._hosted_kinds())
-        if "contentBlockStop" in chunk:
-            index = chunk["contentBlockStop"].get("contentBlockIndex")
-            return _feed_stop(acc, index, self._hosted_kinds())
-        if "messageStop" in chunk:
-            acc.finished = True
-            acc.native_stop = chunk["messageStop"].get("stopReason")
-            return _feed_end(acc, self._hosted_kinds())
-        if "metadata" in chunk:
-            acc.usage = _map_usage(chunk["metadata"].get("usage"))
-        return []
+        feed = self.__dict__.get("_feed_chunk")
+        if feed is None:  # the first chunk of the first stream: stream.py, kept (as _kinds)
+            from zerda.llm.wires.bedrock import stream
+
+            feed = self.__dict__["_feed_chunk"] = stream.feed
+        result: list[dict[str, Any]] = feed(acc, chunk, self._hosted_kinds())
+        return result
 
 
 # --- batch ----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from zerda.llm.wires.bedrock.fastpath import _read_events
 from zerda.llm.wires.bedrock.hosted import SERVER_USE, HostedReader, function_use
-from zerda.llm.wires.bedrock.map import _keep_reasoning
+from zerda.llm.wires.bedrock.map import _keep_reasoning, _map_usage
 
 if TYPE_CHECKING:
     from zerda.llm._stream import StreamAccumulator
@@ -50,6 +50,24 @@ def _close_opened(job: Future[_Events]) -> None:
     """Closes the stream a cancelled attempt opened after all."""
     if not job.cancelled() and job.exception() is None:
         job.result().close()
+
+
+def feed(acc: StreamAccumulator, chunk: Any, kinds: dict[str, str]) -> list[dict[str, Any]]:
+    """One converse-stream event into the accumulator; the events it gives the caller.
+    ``kinds``: native system tool name -> unified hosted type (the interface's row)."""
+    if "contentBlockDelta" in chunk:
+        return _feed_delta(acc, chunk["contentBlockDelta"], kinds)
+    if "contentBlockStart" in chunk:
+        return _feed_start(acc, chunk["contentBlockStart"], kinds)
+    if "contentBlockStop" in chunk:
+        return _feed_stop(acc, chunk["contentBlockStop"].get("contentBlockIndex"), kinds)
+    if "messageStop" in chunk:
+        acc.finished = True
+        acc.native_stop = chunk["messageStop"].get("stopReason")
+        return _feed_end(acc, kinds)
+    if "metadata" in chunk:
+        acc.usage = _map_usage(chunk["metadata"].get("usage"))
+    return []
 
 
 def _feed_delta(

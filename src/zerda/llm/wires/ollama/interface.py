@@ -25,9 +25,9 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from zerda.llm._fastpath import PrivateName
-from zerda.llm._request import split_timeout
 from zerda.llm._retry import retry_after_from_headers
 from zerda.llm._signatures import signature_options
+from zerda.llm._timeout import split_timeout
 from zerda.llm.base import BaseLLMInterface, Request
 from zerda.llm.errors import (
     ConnectionError,
