@@ -48,6 +48,7 @@ CORE = (
     "zerda.llm._record",
     "zerda.llm._timeout",
     "zerda.llm._lazy",
+    "zerda.llm._stack",
     "zerda.llm._fastpath",
     "zerda.llm._body_json",
     "zerda.llm._signatures",

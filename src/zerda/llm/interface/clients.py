@@ -17,6 +17,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from zerda.llm._stack import in_fresh_chunk
 from zerda.llm.errors import AuthenticationError
 from zerda.llm.interface._host import Host
 
@@ -40,7 +41,10 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 def require_sdk(module: str, extra: str, package: str) -> ModuleType:
     """Imports a provider SDK, or fails with the command that installs it."""
     try:
-        return importlib.import_module(module)
+        # Imported at the start of a fresh stack chunk, as from a module's top level
+        # (zerda.llm._stack): an SDK's import system recursion would otherwise map and
+        # unmap a chunk at every crossing of one's end below Zerda's and the caller's frames.
+        return in_fresh_chunk(importlib.import_module, module)
     except ImportError as exc:
         raise ImportError(
             f'this provider needs the {package!r} package: pip install "zerda-llm[{extra}]"'
@@ -138,7 +142,7 @@ class Clients(Host):
                 self._check_open()
                 if self._client is None:
                     self._check_key()
-                    self._client = self._make_client()
+                    self._client = in_fresh_chunk(self._make_client)  # as require_sdk
                     self._owns_client = True
         return self._client
 
@@ -161,7 +165,8 @@ class Clients(Host):
         if loop is None:  # outside any loop: one client, for the first loop that runs it
             if self._async_client is None:
                 self._check_key()
-                self._async_client, self._owns_async = self._make_async_client(), True
+                self._async_client = in_fresh_chunk(self._make_async_client)
+                self._owns_async = True
             return self._async_client
         closer = self._loop_clients.get(loop)
         if closer is not None:
@@ -169,7 +174,7 @@ class Clients(Host):
         client = self._async_client if self._owns_async else None
         if client is None:
             self._check_key()
-            client = self._make_async_client()
+            client = in_fresh_chunk(self._make_async_client)
         self._async_client, self._owns_async = None, False
         self._drop_ended_loops()
         self._loop_clients[loop] = _LoopCloser(client, self._aclose_quietly, self._loop_ended)
