@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 from tests.rows import wire_rows
 from zerda.testing import MockLLMServer
@@ -58,19 +59,24 @@ def _options(server: MockLLMServer, name: str) -> dict[str, object]:
     return options
 
 
+def _report(child_code: str, *arguments: object) -> Any:
+    """What a fresh interpreter running ``child_code`` (its JSON arguments) reported."""
+    child = subprocess.run(
+        [sys.executable, "-c", child_code, *map(json.dumps, arguments)],
+        capture_output=True,
+        text=True,
+        timeout=110,
+        check=False,
+    )
+    assert child.returncode == 0, child.stderr[-2000:]
+    return json.loads(child.stdout)
+
+
 def test_building_an_interface_leaves_the_first_use_modules_unloaded() -> None:
     with MockLLMServer() as server:
         server.set_default(text="Done.")
         rows = {name: _options(server, name) for name in wire_rows()}
-        child = subprocess.run(
-            [sys.executable, "-c", CHILD, json.dumps(rows)],
-            capture_output=True,
-            text=True,
-            timeout=110,
-            check=False,
-        )
-    assert child.returncode == 0, child.stderr[-2000:]
-    report = json.loads(child.stdout)
+        report = _report(CHILD, rows)
     for name in rows:
         loaded = report[name]["loaded"]
         assert [m for m in NOT_AT_BUILD if m in loaded] == [], name
@@ -133,15 +139,7 @@ def test_bedrock_loads_its_call_time_modules_with_the_first_call() -> None:
         server.set_default(text="Done.")
         options = _options(server, "bedrock")
         failing = {**options, "base_url": "http://127.0.0.1:1"}  # nothing listens there
-        child = subprocess.run(
-            [sys.executable, "-c", BEDROCK_CHILD, json.dumps(options), json.dumps(failing)],
-            capture_output=True,
-            text=True,
-            timeout=110,
-            check=False,
-        )
-    assert child.returncode == 0, child.stderr[-2000:]
-    report = json.loads(child.stdout)
+        report = _report(BEDROCK_CHILD, options, failing)
     deferred = (*BEDROCK_AT_FIRST_CALL, *BEDROCK_LATER)
     assert [m for m in deferred if m in report["built"]] == []
     assert (report["generate"], report["stream"], report["stream_async"]) == (
