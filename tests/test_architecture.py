@@ -130,7 +130,6 @@ REGISTRY_MAY_IMPORT = (
     "zerda.llm._traits",
     "zerda.llm._record",
     "zerda.llm._gc",
-    "zerda.llm._record",
     "zerda.llm.registry",
     "zerda.llm.base",
 )
