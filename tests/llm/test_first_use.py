@@ -15,6 +15,8 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
+
 from tests.rows import wire_rows
 from zerda.testing import MockLLMServer
 
@@ -88,11 +90,12 @@ def test_building_an_interface_leaves_the_first_use_modules_unloaded() -> None:
     assert {"zerda.llm._profile", "zerda.llm._cost"} <= set(report["after"])
 
 
-# Bedrock's SDK is the lightest (boto3: about 260 ms of CPU to import and build a client),
-# so there building an interface leaves the request checks and the wire's request,
-# response, stream and error mapping to the first call that needs them (docs/decisions.md,
+# The lightest SDKs (boto3: about 260 ms of CPU to import and build a client; ollama:
+# about 430 ms, most of it pydantic and httpx) are where each module Zerda loads beside them
+# counts. There building an interface leaves the request checks and the wire's request,
+# response and stream mapping to the first call that needs them (docs/decisions.md,
 # "Building an interface loads only what building needs").
-BEDROCK_AT_FIRST_CALL = (
+REQUEST_CHECKS = (
     "zerda.llm._request",
     "zerda.llm.messages",
     "zerda.llm.parts",
@@ -104,20 +107,30 @@ BEDROCK_AT_FIRST_CALL = (
     "zerda.llm._schema_check",
     "zerda.llm._schema_walk",
     "zerda.llm._body_json",
-    "zerda.llm.wires.bedrock.map",
-    "zerda.llm.wires.bedrock.hosted",
-    "zerda.llm.wires.bedrock.stream",
 )
-BEDROCK_LATER = ("zerda.llm.wires.bedrock.pump", "zerda.llm.wires.bedrock.errors")
+# Per row: what the first generate and stream load, and what the first error loads.
+AT_FIRST_CALL = {
+    "bedrock": (
+        (
+            *REQUEST_CHECKS,
+            "zerda.llm.wires.bedrock.map",
+            "zerda.llm.wires.bedrock.hosted",
+            "zerda.llm.wires.bedrock.stream",
+        ),
+        ("zerda.llm.wires.bedrock.pump", "zerda.llm.wires.bedrock.errors"),
+    ),
+    "ollama": ((*REQUEST_CHECKS, "zerda.llm.wires.ollama.map"), ()),
+}
 
-BEDROCK_CHILD = """
+FIRST_CALL_CHILD = """
 import asyncio, json, sys
 from zerda.llm import create_interface
 
 def loaded():
     return sorted(m for m in sys.modules if m.startswith("zerda."))
 
-llm = create_interface("bedrock", model="m", max_retries=0, **json.loads(sys.argv[1]))
+row = json.loads(sys.argv[1])
+llm = create_interface(row, model="m", max_retries=0, **json.loads(sys.argv[2]))
 llm.client
 report = {"built": loaded()}
 report["generate"] = llm.generate("hi", raise_errors=True)["content"]
@@ -128,25 +141,27 @@ async def stream_async():
     return [e async for e in llm.stream_async("hi", raise_errors=True)][-1]["result"]["content"]
 
 report["stream_async"] = asyncio.run(stream_async())
-report["error"] = create_interface("bedrock", model="m", max_retries=0, **json.loads(sys.argv[2])).generate("hi")["error"]["type"]
+report["error"] = create_interface(row, model="m", max_retries=0, **json.loads(sys.argv[3])).generate("hi")["error"]["type"]
 report["at last"] = loaded()
 print(json.dumps(report))
 """
 
 
-def test_bedrock_loads_its_call_time_modules_with_the_first_call() -> None:
+@pytest.mark.parametrize("row", sorted(AT_FIRST_CALL))
+def test_the_call_time_modules_load_with_the_first_call(row: str) -> None:
+    at_first_call, later = AT_FIRST_CALL[row]
     with MockLLMServer() as server:
         server.set_default(text="Done.")
-        options = _options(server, "bedrock")
+        options = _options(server, row)
         failing = {**options, "base_url": "http://127.0.0.1:1"}  # nothing listens there
-        report = _report(BEDROCK_CHILD, options, failing)
-    deferred = (*BEDROCK_AT_FIRST_CALL, *BEDROCK_LATER)
+        report = _report(FIRST_CALL_CHILD, row, options, failing)
+    deferred = (*at_first_call, *later)
     assert [m for m in deferred if m in report["built"]] == []
     assert (report["generate"], report["stream"], report["stream_async"]) == (
         "Done.",
         "done",
         "Done.",
     )
-    assert [m for m in BEDROCK_AT_FIRST_CALL if m not in report["after"]] == []
+    assert [m for m in at_first_call if m not in report["after"]] == []
     assert report["error"] == "connection"
     assert [m for m in deferred if m not in report["at last"]] == []

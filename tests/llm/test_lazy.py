@@ -79,3 +79,10 @@ def test_bedrocks_media_tables_are_read_from_its_interface_module() -> None:
     for name in ("_AUDIO_FORMATS", "_DOCUMENT_FORMATS", "_IMAGE_FORMATS", "DEFAULT_MAX_TOKENS"):
         assert getattr(interface, name) is getattr(map, name), name
     assert interface._map_media is map._map_media
+
+
+def test_ollamas_mapping_is_read_from_its_interface_module() -> None:
+    from zerda.llm.wires.ollama import interface, map
+
+    for name in interface._MAPPED:
+        assert getattr(interface, name) is getattr(map, name), name

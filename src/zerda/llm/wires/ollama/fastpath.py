@@ -21,7 +21,6 @@ import weakref
 from collections.abc import AsyncGenerator, Generator
 from typing import Any
 
-from zerda.llm._body_json import AsyncChunks, SyncChunks, body_pieces
 from zerda.llm._fastpath import PrivateName
 from zerda.llm.errors import excerpt, malformed_response
 
@@ -126,6 +125,9 @@ def send_args(
     once per base URL as httpx merges it. The ``Content-Type`` ``json=`` would set is set
     when the client's headers have none (httpx lets the client's own win). A body holding
     a value that is not plain JSON goes as ``json=``: httpx says what is wrong."""
+    # Loaded on the first call (with the request mapping): building the client needs none.
+    from zerda.llm._body_json import AsyncChunks, SyncChunks, body_pieces
+
     pieces = body_pieces(body)
     if pieces is None:
         return {"url": CHAT_PATH, "json": body, **extra}
