@@ -86,9 +86,15 @@ class _LogRedactor(logging.Filter):
     def watch(self, owner: Any, secrets: Iterable[Any]) -> None:
         """Redacts ``secrets`` (strings; anything else is no secret of a record's text)
         while ``owner`` lives, and puts the filter on the SDKs' loggers."""
+        wanted = {s for s in secrets if isinstance(s, str) and len(s) >= _MIN_LENGTH}
+        # Every request of a client is seen here (watch_sent): most carry no secret, or the
+        # ones already watched, and return before the lock.
+        known = self._owners.get(owner)
+        if not wanted or (known is not None and wanted <= known):
+            return
         with self._lock:
             held = self._owners.setdefault(owner, set())
-            new = {s for s in secrets if isinstance(s, str) and len(s) >= _MIN_LENGTH} - held
+            new = wanted - held
             for secret in new:
                 held.add(secret)
                 self._counts[secret] += 1
