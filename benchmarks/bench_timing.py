@@ -43,11 +43,14 @@ def _warm_up(block: Block, seconds: float) -> float:
     return statistics.median(times[len(times) // 2 :])
 
 
-def compare(zerda: Block, raw: Block, plan: Plan) -> dict[str, Any]:
+def compare(
+    zerda: Block, raw: Block, plan: Plan, before: Callable[[str], Any] | None = None
+) -> dict[str, Any]:
     """Per-operation CPU and wall time of each side (medians, microseconds) and the paired
     Zerda / raw ratios (medians of per-pair ratios). Both sides run the same number of
     operations per block, sized from the warm-up so that a block lasts about
-    ``plan.block_s``."""
+    ``plan.block_s``. ``before("zerda")`` / ``before("raw")``, when given, runs before each
+    timed block of that side, outside the timing."""
     slowest = max(_warm_up(zerda, plan.warmup_s), _warm_up(raw, plan.warmup_s))
     n = max(1, round(plan.block_s / slowest)) if slowest > 0 else 1
     z_cpu: list[float] = []
@@ -55,8 +58,10 @@ def compare(zerda: Block, raw: Block, plan: Plan) -> dict[str, Any]:
     r_cpu: list[float] = []
     r_wall: list[float] = []
     for i in range(plan.blocks):
-        sides = ((zerda, z_cpu, z_wall), (raw, r_cpu, r_wall))
-        for block, cpus, walls in sides if i % 2 == 0 else reversed(sides):
+        sides = (("zerda", zerda, z_cpu, z_wall), ("raw", raw, r_cpu, r_wall))
+        for name, block, cpus, walls in sides if i % 2 == 0 else reversed(sides):
+            if before is not None:
+                before(name)
             cpu, wall = _timed(block, n)
             cpus.append(cpu / n)
             walls.append(wall / n)

@@ -210,15 +210,26 @@ async def _rounds(call: Callable[[], Coroutine[Any, Any, Any]], tasks: int, roun
 
 
 def bench_async(provider: str, port: int, quick: bool) -> dict[str, Any]:
+    """Each timed block starts from fresh clients on both sides, built and warmed with one
+    call outside the timing (:func:`_fresh`): an SDK's connection pool otherwise carries a
+    state of its own from block to block (at 256 concurrent calls, how many connections it
+    kept alive sets the CPU of a round, on either side, by up to half: benchmarks/README.md,
+    "Async ×256 on httpx pools")."""
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    iface = _interface(provider, port)
-    raw = RAW[provider](_addr(port).sdk_client_kwargs(provider))
     kwargs = zerda_kwargs()
-    check(loop.run_until_complete(iface.generate_async(MESSAGES, **kwargs)), "zerda async")
+    sides: dict[str, Any] = {"zerda": _interface(provider, port), "raw": None}
+    check(loop.run_until_complete(sides["zerda"].generate_async(MESSAGES, **kwargs)), "zerda async")
+    _fresh(loop, sides, "raw", provider, port)
 
     def zerda_call() -> Coroutine[Any, Any, Any]:
-        return iface.generate_async(MESSAGES, **kwargs)
+        return sides["zerda"].generate_async(MESSAGES, **kwargs)
+
+    def raw_call() -> Coroutine[Any, Any, Any]:
+        return sides["raw"].generate_async()  # type: ignore[no-any-return]
+
+    def before(side: str) -> None:
+        _fresh(loop, sides, side, provider, port)
 
     out: dict[str, Any] = {}
     try:
@@ -228,20 +239,41 @@ def bench_async(provider: str, port: int, quick: bool) -> dict[str, Any]:
                 loop.run_until_complete(_rounds(zerda_call, c, n))
 
             def sdk(n: int, c: int = c) -> None:
-                loop.run_until_complete(_rounds(raw.generate_async, c, n))
+                loop.run_until_complete(_rounds(raw_call, c, n))
 
-            result = compare(zerda, sdk, plans(quick)["async"])
+            result = compare(zerda, sdk, plans(quick)["async"], before)
             for side in ("zerda", "raw"):
                 result[side]["calls_per_s"] = c * 1e6 / result[side]["wall_us"]
                 result[side]["cpu_us_per_call"] = result[side]["cpu_us"] / c
             result["calls_per_block"] = c * result["n_per_block"]
             out[str(c)] = result
     finally:
-        raw.close()
+        sides["raw"].close()
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(sides["zerda"].aclose())
         with contextlib.suppress(Exception):
             loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()
     return out
+
+
+def _fresh(
+    loop: asyncio.AbstractEventLoop, sides: dict[str, Any], side: str, provider: str, port: int
+) -> None:
+    """``side``'s client replaced by a new one, warmed with one call (one connection in its
+    pool); the old one closed (Zerda's interface) or let go (the raw SDK's async clients,
+    whose connections close as they are collected; Bedrock's thread pool is shut down)."""
+    old = sides[side]
+    if side == "zerda":
+        new = _interface(provider, port)
+        loop.run_until_complete(new.generate_async(MESSAGES, **zerda_kwargs()))
+        loop.run_until_complete(old.aclose())
+    else:
+        new = RAW[provider](_addr(port).sdk_client_kwargs(provider))
+        loop.run_until_complete(new.generate_async())
+        if old is not None:
+            old.close()
+    sides[side] = new
 
 
 def _sdk_tool_calls(provider: str, n: int) -> Any:
