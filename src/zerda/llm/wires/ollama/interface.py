@@ -2,12 +2,12 @@
 
 The SDK's ``Client`` / ``AsyncClient`` carry every request: host parsing (``base_url`` is
 its ``host``; ``OLLAMA_HOST`` when None), headers (``OLLAMA_API_KEY`` as a Bearer token),
-timeouts, HTTP errors as ``ollama.ResponseError``. The body is built here and sent on
-the client's own httpx client (the fast path, ``fastpath.py``) rather than through
-``chat()``, because ``chat()`` validates it through pydantic models that silently drop what
-Zerda must keep: tool schemas lose nested ``properties``, ``anyOf``, ``minimum``,
-``additionalProperties``; tool-call ``id``s are removed from responses and ``tool_call_id``
-from requests. ``**native`` is limited to chat()'s own parameters. Responses are read as
+timeouts, HTTP errors as ``ollama.ResponseError``. The body is built by this wire
+(``map.py``) and sent on the client's own httpx client (the fast path, ``fastpath.py``)
+rather than through ``chat()``, because ``chat()`` validates it through pydantic models
+that silently drop what Zerda must keep: tool schemas lose nested ``properties``,
+``anyOf``, ``minimum``, ``additionalProperties``; tool-call ``id``s are removed from
+responses and ``tool_call_id`` from requests. ``**native`` is limited to chat()'s own parameters. Responses are read as
 plain dicts. With ``fast_path=False`` (or an SDK lacking a name the fast path uses),
 ``chat()`` carries the call, with those losses (``fastpath.py`` lists them).
 
