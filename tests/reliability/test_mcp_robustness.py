@@ -296,8 +296,13 @@ time.sleep(0.5)  # the server has read the first request
 sys.exit(0)  # the interpreter exits while __enter__ waits for the server
 """
 
+# The child installs Python's own Ctrl-C handler first: a pytest-xdist worker can hold SIGINT
+# ignored by the time this test runs (seen after other tests of the suite), and an ignored
+# signal stays ignored across exec, so Python would not install its handler and the
+# interrupt below would never arrive.
 _INTERRUPTED_ENTER = """
 import os, signal, sys, threading, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path[:0] = {paths!r}
 from zerda.llm.mcp import MCPTools
 {quick_kill}
