@@ -1,5 +1,6 @@
 """The import directions of docs/architecture.md, read from the source by AST (every import
-statement counts: at the top, inside functions, under ``TYPE_CHECKING``):
+statement counts: at the top, inside functions, under ``TYPE_CHECKING``, and each module
+bound on first use by ``_lazy.module``):
 
 - the provider-neutral core imports neither the registry, nor a wire, nor the interface;
 - the registry imports the core's vocabulary and no wire: a row names its class as a
@@ -48,6 +49,7 @@ CORE = (
     "zerda.llm._record",
     "zerda.llm._timeout",
     "zerda.llm._lazy",
+    "zerda.llm._exact",
     "zerda.llm._stack",
     "zerda.llm._fastpath",
     "zerda.llm._body_json",
@@ -97,6 +99,23 @@ def imports_in(text: str, module: str, is_package: bool) -> Iterator[tuple[int, 
             yield node.lineno, source
             for alias in node.names:
                 yield node.lineno, f"{source}.{alias.name}"
+        elif _is_lazy_module(node):
+            assert isinstance(node, ast.Call) and isinstance(node.args[0], ast.Constant)
+            yield node.lineno, str(node.args[0].value)
+
+
+def _is_lazy_module(node: ast.AST) -> bool:
+    """``_lazy.module("a.b", ...)``: module ``a.b``, imported by the first attribute read."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "module"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "_lazy"
+        and bool(node.args)
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    )
 
 
 def within(module: str, prefixes: tuple[str, ...]) -> bool:
@@ -176,6 +195,7 @@ def test_the_reader_finds_imports_where_they_hide() -> None:
         "if TYPE_CHECKING:\n    from zerda.llm.registry import Traits\n"
         "def f():\n    from . import base\n    import zerda.llm.wires.openai.interface\n"
         "    from .wires.gemini import sdk\n"
+        "_map = _lazy.module('zerda.llm.wires.bedrock.map', __name__, '_map')\n"
     )
     found = {m for _, m in imports_in(text, "zerda.llm._probe", is_package=False)}
     assert {
@@ -183,4 +203,5 @@ def test_the_reader_finds_imports_where_they_hide() -> None:
         "zerda.llm.base",
         "zerda.llm.wires.openai.interface",
         "zerda.llm.wires.gemini.sdk",
+        "zerda.llm.wires.bedrock.map",
     } <= found

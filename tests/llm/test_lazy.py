@@ -60,6 +60,27 @@ def test_an_unknown_name_is_an_attribute_error(owner: types.ModuleType) -> None:
     assert "lazy_source" not in sys.modules
 
 
+def test_a_lazy_module_loads_on_first_attribute_read_and_takes_its_place(
+    owner: types.ModuleType,
+) -> None:
+    owner.source = _lazy.module("lazy_source", "lazy_owner", "source")
+    assert "lazy_source" not in sys.modules
+    assert repr(owner.source) == "<module 'lazy_source', not loaded yet>"
+    answer = owner.source.answer
+    source = sys.modules["lazy_source"]
+    assert answer is source.answer
+    assert owner.source is source  # the global holds the module now: plain reads after
+    assert source.collector_enabled is False  # loaded with the collector paused
+    assert gc.isenabled()
+
+
+def test_a_lazy_modules_missing_attribute_is_the_modules_error(owner: types.ModuleType) -> None:
+    owner.source = _lazy.module("lazy_source", "lazy_owner", "source")
+    with pytest.raises(AttributeError, match="'lazy_source' has no attribute 'other'"):
+        owner.source.other  # noqa: B018
+    assert owner.source is sys.modules["lazy_source"]
+
+
 @pytest.mark.parametrize(
     ("module", "table"),
     [(zerda.llm, zerda.llm._LAZY), (base, base._LAZY)],

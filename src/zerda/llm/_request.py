@@ -15,6 +15,7 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from zerda.llm import _names
+from zerda.llm._exact import copy_json, fingerprint
 from zerda.llm._record import hot_record
 from zerda.llm._schema_check import check_tool_schema
 from zerda.llm._schema_walk import bracket_bound, json_depth
@@ -121,8 +122,34 @@ _CALLED_HINT = (
 )
 
 
+# The tools checked already (:func:`_unwrap_tool`), by their exact-type digest: an agent
+# loop sends the same tools on every turn, and checking one (its schema encoded and checked,
+# its name and description) cost more than its digest. Bounded; cleared when full.
+_CHECKED_TOOLS: dict[bytes, dict[str, Any]] = {}
+_CHECKED_TOOLS_MAX = 512
+
+
 def _unwrap_tool(index: int, tool: Any) -> dict[str, Any]:
-    """A unified tool dict from a unified or an OpenAI-style ({"type": "function"}) dict."""
+    """A unified tool dict from a unified or an OpenAI-style ({"type": "function"}) dict:
+    a tool seen before (the same content, of the same exact types: :mod:`zerda.llm._exact`)
+    is not checked again. A tool dict holds no buffer once checked (its schema is JSON), so
+    a digest equal to a checked tool's is that tool's."""
+    key = fingerprint(tool) if type(tool) is dict else None
+    known = _CHECKED_TOOLS.get(key) if key is not None else None
+    if known is not None:
+        # The remembered tool's own copy of the schema (made from its digest's text when it
+        # was checked), equal to the caller's: the caller's may change after this call.
+        return dict(known)
+    unified = _checked_tool(index, tool)
+    if key is not None:
+        if len(_CHECKED_TOOLS) >= _CHECKED_TOOLS_MAX:
+            _CHECKED_TOOLS.clear()
+        _CHECKED_TOOLS[key] = {**unified, "parameters": copy_json(unified["parameters"])}
+    return unified
+
+
+def _checked_tool(index: int, tool: Any) -> dict[str, Any]:
+    """:func:`_unwrap_tool`'s checks, for a tool not seen before."""
     if not isinstance(tool, dict):
         raise InvalidRequestError(
             f"tools[{index}] must be a dict, a function or a pydantic model, not "

@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from zerda.llm import _ratelimit, registry
+from zerda.llm import _lazy, _ratelimit, registry
 from zerda.llm._calls import TypedCalls
 from zerda.llm._drive import drive, drive_async
 from zerda.llm._fastpath import PrivateName
@@ -42,9 +42,12 @@ from zerda.llm.interface.results import Results
 from zerda.llm.interface.retrying import Retrying
 
 if TYPE_CHECKING:
+    from zerda.llm import _names
     from zerda.llm._request import Request
     from zerda.llm._stream import StreamAccumulator
     from zerda.llm.batch import AsyncBatchJob, BatchJob
+else:
+    _names = _lazy.module("zerda.llm._names", __name__, "_names")  # by the request checks
 
 Self = TypeVar("Self", bound="BaseLLMInterface")
 
@@ -185,15 +188,13 @@ class BaseLLMInterface(
         call = Streaming(self, messages, raise_errors, kwargs)
         try:
             native = call.start(messages, kwargs)
-            from zerda.llm._names import restore_event  # loaded by the request checks
-
             reserved = self._admit(native, call.req)
             with self._open_stream(native) as chunks:
                 for chunk in chunks:
                     if call.chunks is not None:
                         call.chunks.append(self._raw_json(chunk))
                     for event in self._feed(call.acc, chunk):
-                        yield restore_event(event, call.names)
+                        yield _names.restore_event(event, call.names)
             yield from call.finish(reserved)
         except BaseException as exc:
             call.fail(exc)  # raises again what is no failure
@@ -205,15 +206,13 @@ class BaseLLMInterface(
         call = Streaming(self, messages, raise_errors, kwargs)
         try:
             native = call.start(messages, kwargs)
-            from zerda.llm._names import restore_event  # loaded by the request checks
-
             reserved = await self._admit_async(native, call.req)
             async with self._open_stream_async(native) as chunks:
                 async for chunk in chunks:
                     if call.chunks is not None:
                         call.chunks.append(self._raw_json(chunk))
                     for event in self._feed(call.acc, chunk):
-                        yield restore_event(event, call.names)
+                        yield _names.restore_event(event, call.names)
             for event in call.finish(reserved):
                 yield event
         except BaseException as exc:

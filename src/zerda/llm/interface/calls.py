@@ -13,13 +13,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from zerda.llm import _telemetry
+from zerda.llm import _lazy, _telemetry
 from zerda.llm._drive import NO_KWARGS, Body
 from zerda.llm.interface._host import Host
 
 if TYPE_CHECKING:
+    from zerda.llm import _names, _stream
     from zerda.llm._request import Request
     from zerda.llm.interface.api import BaseLLMInterface
+else:
+    # Loaded by the request checks (_names) and with the first stream (_stream).
+    _names = _lazy.module("zerda.llm._names", __name__, "_names")
+    _stream = _lazy.module("zerda.llm._stream", __name__, "_stream")
 
 
 class Calls(Host):
@@ -35,9 +40,7 @@ class Calls(Host):
                 req, native = llm._checked_request(messages, kwargs)
                 reserved = yield llm, "_admit", (native, req), NO_KWARGS
                 raw = yield llm, "_call", (native,), NO_KWARGS
-                from zerda.llm._names import restore_result  # loaded by the request checks
-
-                result = restore_result(llm._map_response(raw), req.tool_names)
+                result = _names.restore_result(llm._map_response(raw), req.tool_names)
                 result = llm._with_extras(result, req, raw)
                 llm._settle(reserved, result)
             except Exception as exc:
@@ -57,9 +60,7 @@ class Streaming:
         llm._check_open()
         self.llm = llm
         self.raise_errors = raise_errors
-        from zerda.llm._stream import StreamAccumulator  # with the first stream
-
-        self.acc = StreamAccumulator(llm.provider)
+        self.acc = _stream.StreamAccumulator(llm.provider)
         self.span = _telemetry.start_chat(llm, messages, kwargs)
         self.req: Request | None = None
         self.names: dict[str, str] = {}
@@ -80,11 +81,9 @@ class Streaming:
         """After the last chunk: the truncation rule, the calls still open, the result."""
         llm, acc = self.llm, self.acc
         llm._check_finished(acc)
-        from zerda.llm._names import restore_event, restore_result  # as in _generation
-
         for event in acc.end_all_calls():
-            yield restore_event(event, self.names)
-        result = restore_result(acc.result(llm._make_result), self.names)
+            yield _names.restore_event(event, self.names)
+        result = _names.restore_result(acc.result(llm._make_result), self.names)
         assert self.req is not None  # start() ran
         self.result = llm._with_extras(result, self.req, None, self.chunks)
         llm._settle(reserved, self.result)

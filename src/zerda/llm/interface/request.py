@@ -10,16 +10,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from zerda.llm import _gc, registry
+from zerda.llm import _gc, _lazy, registry
 from zerda.llm._record import replace
 from zerda.llm.errors import InvalidRequestError, OutputValidationError, ZerdaError
 from zerda.llm.interface._host import Host
 from zerda.llm.interface.retrying import _RETRY_BUDGET
 
 if TYPE_CHECKING:
+    from zerda.llm import _ids, _profile, _request, _structured
+    from zerda.llm import reasoning as _reasoning
     from zerda.llm._request import Request
     from zerda.llm._structured import OutputSpec
     from zerda.llm.reasoning import Plan
+else:
+    # The request checks load on the first call: building an interface needs none of them
+    # (docs/decisions.md, "Building an interface loads only what building needs").
+    _ids = _lazy.module("zerda.llm._ids", __name__, "_ids")
+    _profile = _lazy.module("zerda.llm._profile", __name__, "_profile")  # with its tables
+    _request = _lazy.module("zerda.llm._request", __name__, "_request")
+    _structured = _lazy.module("zerda.llm._structured", __name__, "_structured")
+    _reasoning = _lazy.module("zerda.llm.reasoning", __name__, "_reasoning")
 
 
 def _as_text(message: dict[str, Any]) -> dict[str, Any]:
@@ -80,12 +90,8 @@ class Requests(Host):
         (:func:`zerda.llm._request.prepare`, against this interface's row), with the
         response_format and the mode it travels in (DESIGN.md §13), and ``reasoning=``
         against this model's family (DESIGN.md §11)."""
-        # The request checks load on the first call: building an interface needs none of
-        # them (docs/decisions.md, "Building an interface loads only what building needs").
-        from zerda.llm._request import check_hosted_row, prepare
-
         output = self._output_spec(response_format, structured_output, bool(kwargs.get("tools")))
-        req = prepare(
+        req = _request.prepare(
             self.spec,
             self._tool_id,
             messages,
@@ -94,11 +100,9 @@ class Requests(Host):
             **kwargs,
         )
         if req.hosted:  # each checked once by prepare; here against the row and model
-            check_hosted_row(kwargs["tools"], req.hosted, self.spec, self.model)
+            _request.check_hosted_row(kwargs["tools"], req.hosted, self.spec, self.model)
         # The model's known limits (DESIGN §21): one dict lookup per call.
-        from zerda.llm._profile import check_limits  # with its tables, on the first call
-
-        check_limits(self.spec, str(self.model), req.max_tokens, messages)
+        _profile.check_limits(self.spec, str(self.model), req.max_tokens, messages)
         plan = self._plan_reasoning(reasoning, req.max_tokens, req.tool_choice)
         if plan is not None:
             req = replace(req, reasoning=plan)
@@ -131,9 +135,7 @@ class Requests(Host):
     def _tool_id(self) -> Callable[[str | None, int, int], str | None]:
         """The row's id rule: ``rule(orig, message_index, call_index)`` is the id sent for
         a history tool call and its result (the function itself, called once per call)."""
-        from zerda.llm._ids import ID_RULES
-
-        return ID_RULES[self.traits.tool_id]
+        return _ids.ID_RULES[self.traits.tool_id]
 
     def _tool_results_media(self) -> registry.Media:
         """What this model's tool results carry natively: the row's ``tool_results``
@@ -142,9 +144,6 @@ class Requests(Host):
 
     def _output_spec(self, response_format: Any, mode: Any, has_tools: bool) -> OutputSpec | None:
         """response_format checked, with the mode it travels in (DESIGN.md §13)."""
-        # Here and below, loaded on the first call (building an interface needs none of it).
-        from zerda.llm import _structured
-
         spec = _structured.output_spec(response_format)
         if spec is None:
             if mode is not None:
@@ -178,12 +177,10 @@ class Requests(Host):
             raise InvalidRequestError(
                 f"reasoning: Zerda has no reasoning control for {self.provider}", capability=True
             )
-        from zerda.llm.reasoning import check_reasoning, plan_reasoning
-
         forced = choice == "required" or isinstance(choice, dict)
-        checked = check_reasoning(reasoning)  # its shape: the same on every row
+        checked = _reasoning.check_reasoning(reasoning)  # its shape: the same on every row
         try:
-            return plan_reasoning(
+            return _reasoning.plan_reasoning(
                 mode,
                 str(self.model),
                 checked,
@@ -196,16 +193,12 @@ class Requests(Host):
             raise
 
     def _check_tool_names(self, tools: list[dict[str, Any]] | None) -> None:
-        from zerda.llm._request import check_tool_names
-
-        check_tool_names(tools, self.spec)
+        _request.check_tool_names(tools, self.spec)
 
     def _check_tool_choice(
         self, choice: str | dict[str, str] | None, parallel_tool_calls: bool | None
     ) -> None:
-        from zerda.llm._request import check_tool_choice
-
-        check_tool_choice(choice, parallel_tool_calls, self.spec)
+        _request.check_tool_choice(choice, parallel_tool_calls, self.spec)
 
     def _with_output(
         self, result: dict[str, Any], output: OutputSpec | None, raise_errors: bool | None
@@ -214,8 +207,6 @@ class Requests(Host):
         an invalid answer raises OutputValidationError when errors are raised."""
         if output is None:
             return result
-        from zerda.llm import _structured
-
         result = _structured.apply_output(result, output)
         if "parse_error" in result and (
             self.raise_errors if raise_errors is None else raise_errors

@@ -5,13 +5,19 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from zerda.llm import _lazy
 from zerda.llm.errors import excerpt, malformed_response
 from zerda.llm.interface._host import Host
 
 if TYPE_CHECKING:
+    from zerda.llm import _cost, tools
     from zerda.llm._request import Request
     from zerda.llm._stream import StreamAccumulator
     from zerda.llm.tools import ToolCall
+else:
+    # Loaded with the first result (_cost with its price table).
+    _cost = _lazy.module("zerda.llm._cost", __name__, "_cost")
+    tools = _lazy.module("zerda.llm.tools", __name__, "tools")
 
 
 class Results(Host):
@@ -38,10 +44,8 @@ class Results(Host):
         text or reasoning is not a string or whose tool call has no name is malformed:
         reported as such, the raw part in the message, rather than returned as a success
         that the next call's history check would refuse."""
-        from zerda.llm.tools import tool_calls_to_dicts  # loaded with the first result
-
         _check_parts(self.provider, content, reasoning, calls)
-        tool_calls = tool_calls_to_dicts(calls)
+        tool_calls = tools.tool_calls_to_dicts(calls)
         # Providers say "stop" with calls present (forced tool_choice, Gemini, Ollama).
         stop_reason = "tool_use" if tool_calls else self._map_stop_reason(native_stop)
         message: dict[str, Any] = {
@@ -49,8 +53,6 @@ class Results(Host):
             "content": content,
             "tool_calls": tool_calls,
         }
-        from zerda.llm._cost import cost_of  # with the price table, on the first result
-
         result: dict[str, Any] = {
             "content": content,
             "tool_calls": tool_calls,
@@ -60,7 +62,7 @@ class Results(Host):
             "message": message,
             # Priced from the usage (DESIGN §21): None where the price is unknown. generate
             # and stream both build their result here, so they give the same cost.
-            "cost": cost_of(self.spec.price_provider, str(self.model), usage),
+            "cost": _cost.cost_of(self.spec.price_provider, str(self.model), usage),
         }
         if provider_data:
             message["provider_data"] = provider_data

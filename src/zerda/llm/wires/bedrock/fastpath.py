@@ -5,14 +5,21 @@ answer and the frequent stream events read without botocore's parser walking the
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
-import marshal
 import math
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from zerda.llm import _exact, _lazy
 from zerda.llm._fastpath import PrivateName
+
+if TYPE_CHECKING:
+    from botocore import validate as _validate
+
+    from zerda.llm import _body_json
+else:  # with the first request (building the client needs neither)
+    _validate = _lazy.module("botocore.validate", __name__, "_validate")
+    _body_json = _lazy.module("zerda.llm._body_json", __name__, "_body_json")
 
 _READERS = "the compiled readers of the answer and the plain stream events walk the model"
 # Every botocore name below that boto3's documentation does not give (DESIGN §22). Missing
@@ -111,15 +118,13 @@ def _check_native(client: Any, operation: str, kwargs: dict[str, Any]) -> None:
     What passed once is not walked again (:data:`_VALIDATED`): an agent loop sends the same
     tools, options and first message every turn, and their walk was a quarter of Zerda's
     own CPU in a short call."""
-    from botocore.validate import validate_parameters
-
     shape = client.meta.service_model.operation_model(operation).input_shape
     params = {k: v for k, v in kwargs.items() if k not in _ZERDA_BUILT}
     params["messages"] = sample = kwargs.get("messages", [])[:1]
     key = _fingerprint(params) if _holds_no_blob(sample) else None
     if key is not None and (shape, key) in _VALIDATED:
         return
-    validate_parameters(params, shape)
+    _validate.validate_parameters(params, shape)
     if key is not None:
         if len(_VALIDATED) >= _VALIDATED_MAX:
             _VALIDATED.clear()
@@ -132,21 +137,13 @@ _VALIDATED_MAX = 256
 
 
 def _fingerprint(params: dict[str, Any]) -> bytes | None:
-    """A digest telling apart whatever botocore's validator tells apart: the ``marshal``
-    text (format 2, which writes no back-references, so equal values always write alike)
-    of a request made of builtin values of exact types, which it writes with their types
-    (a tuple and a list, ``1``, ``1.0``, ``True`` and ``"1"``, as values and as keys);
-    None for a request holding anything else (a subclass, a Decimal, an object): those are
-    validated on every call. marshal writes every buffer (bytes, bytearray, memoryview) as
-    bytes, which botocore takes in blob members only: the sample message checked by
+    """A digest telling apart whatever botocore's validator tells apart
+    (:func:`zerda.llm._exact.fingerprint`); None for a request holding anything but builtin
+    values of exact types: those are validated on every call. Buffers are written as bytes,
+    which botocore takes in blob members only: the sample message checked by
     :func:`_holds_no_blob` has none, and no other field of the request does (a canary test
-    walks the model), so no request holding a buffer passes and none is remembered.
-    Five times cheaper than the JSON text and ``repr`` it replaces."""
-    try:
-        text = marshal.dumps(params, 2)
-    except ValueError:  # not a builtin value of an exact type, or nested too deep
-        return None
-    return hashlib.blake2b(text, digest_size=16).digest()
+    walks the model), so no request holding a buffer passes and none is remembered."""
+    return _exact.fingerprint(params)
 
 
 # The content blocks with no blob member anywhere below them (checked by a canary test),
@@ -219,10 +216,8 @@ class _Blobs:
         text = self._texts.get(id(value))  # the bytes are alive in head: ids are stable
         if text is None:
             return base64.b64encode(value).decode("utf-8")
-        from zerda.llm._body_json import PLACEHOLDER  # loaded by _split_prebuilt
-
         self.found.append(("", text))
-        return PLACEHOLDER
+        return _body_json.PLACEHOLDER
 
 
 def _media_texts(head: dict[str, Any]) -> dict[int, str]:
@@ -261,10 +256,6 @@ def _split_prebuilt(kwargs: dict[str, Any]) -> dict[str, Any]:
             rest[key] = value
     if not head:
         return kwargs
-    # Loaded on the first call, with the request mapping (building the client, which
-    # registers these handlers, needs neither).
-    from zerda.llm._body_json import splice_payloads
-
     blobs = _Blobs(head)
     try:
         # botocore's json.dumps settings (the defaults); no circular check: the request
@@ -274,7 +265,7 @@ def _split_prebuilt(kwargs: dict[str, Any]) -> dict[str, Any]:
         written = encoder.encode(head).encode("ascii")
     except (TypeError, ValueError):  # not plain JSON: botocore serializes it all
         return kwargs
-    pieces = splice_payloads(written, blobs.found)
+    pieces = _body_json.splice_payloads(written, blobs.found)
     if pieces is None:  # a text held the placeholder: botocore serializes it all
         return kwargs
     rest[_PREBUILT] = pieces
@@ -310,10 +301,10 @@ def _splice_prebuilt(params: dict[str, Any], context: dict[str, Any], **_: Any) 
         return
     body = params.get("body") or b"{}"
     if body != b"{}":
-        from zerda.llm._body_json import Body  # loaded by _split_prebuilt
-
         *before, last = head.pieces
-        head = Body([*before, last[:-1], b", ", body[1:]])  # the last piece is bytes: "...}"
+        head = _body_json.Body(
+            [*before, last[:-1], b", ", body[1:]]
+        )  # the last piece is bytes: "...}"
     # Written a slice at a time into one buffer: an image's text is never held twice.
     params["body"] = head.joined()
 

@@ -35,9 +35,12 @@ from zerda.llm.wires.bedrock import logs as _logs
 from zerda.llm.wires.bedrock import timeouts as _timeouts
 
 if TYPE_CHECKING:
+    from zerda.llm import tools
     from zerda.llm._request import Request
     from zerda.llm._stream import StreamAccumulator
     from zerda.llm._structured import OutputSpec
+    from zerda.llm.wires.bedrock import hosted as _hosted
+    from zerda.llm.wires.bedrock import map as _map
     from zerda.llm.wires.bedrock.stream import _Events
 
 # The request and response mapping (map.py, hosted.py), the stream's (stream.py, pump.py)
@@ -46,6 +49,10 @@ if TYPE_CHECKING:
 # loads only what building needs"). The names below, which tests of the media mapping read
 # here (the module they were written against), load on first access.
 _MAP = "zerda.llm.wires.bedrock.map"
+if not TYPE_CHECKING:  # the modules this one calls into, bound on first use (_lazy.module)
+    _map = _lazy.module(_MAP, __name__, "_map")
+    _hosted = _lazy.module("zerda.llm.wires.bedrock.hosted", __name__, "_hosted")
+    tools = _lazy.module("zerda.llm.tools", __name__, "tools")
 __getattr__ = _lazy.attributes(
     __name__,
     {
@@ -304,36 +311,26 @@ class AWSInterface(BaseLLMInterface):
     # --- request ------------------------------------------------------------------------
 
     def _build_request(self, req: Request) -> dict[str, Any]:
-        from zerda.llm.wires.bedrock.map import (
-            _CACHE_POINT,
-            _map_messages,
-            _map_options,
-            _map_reasoning,
-            _map_system,
-            _map_tools,
-            _merge_native,
-        )
-
-        messages = _map_messages(req.messages, self.traits.tool_name, self._replays_hosted)
+        messages = _map._map_messages(req.messages, self.traits.tool_name, self._replays_hosted)
         kwargs: dict[str, Any] = {"modelId": self.model, "messages": messages}
         if req.system:
-            kwargs["system"] = _map_system(req)
-        inference = _map_options(req)
+            kwargs["system"] = _map._map_system(req)
+        inference = _map._map_options(req)
         if inference:
             kwargs["inferenceConfig"] = inference
         natives = {kind: h.native for kind, h in self.traits.hosted.items()}
-        tool_config = _map_tools(req, messages, natives)
+        tool_config = _map._map_tools(req, messages, natives)
         if tool_config and req.cache_tools and req.tools:
-            tool_config = {**tool_config, "tools": [*tool_config["tools"], _CACHE_POINT]}
+            tool_config = {**tool_config, "tools": [*tool_config["tools"], _map._CACHE_POINT]}
         if tool_config:
             kwargs["toolConfig"] = tool_config
         output = self._native_output(req)
         if output:
             kwargs["outputConfig"] = output
-        for key, value in _map_reasoning(req.reasoning).items():
+        for key, value in _map._map_reasoning(req.reasoning).items():
             # outputConfig may hold the structured-output format already: merged.
             kwargs[key] = {**kwargs.get(key, {}), **value}
-        kwargs = _merge_native(kwargs, req.native)
+        kwargs = _map._merge_native(kwargs, req.native)
         if req.timeout is not None:  # taken out by _call: it picks the client (_client_for)
             kwargs["timeout"] = req.timeout
         return kwargs
@@ -426,29 +423,23 @@ class AWSInterface(BaseLLMInterface):
             # botocore turns a body that is not JSON, or is empty, into an empty response
             # rather than an error: raised as the parse error it is (mapped in _map_error).
             raise ResponseParserError("the response has no output or stopReason")
-        from zerda.llm.tools import parse_bedrock_tool_calls
-        from zerda.llm.wires.bedrock.hosted import is_server_use, provider_content, read_blocks
-        from zerda.llm.wires.bedrock.map import _keep_reasoning, _map_usage, _reasoning_text
-
         blocks = (raw["output"].get("message") or {}).get("content") or []
         # Text blocks and citationsContent text, server calls, citations (hosted.py).
-        text, hosted = read_blocks(blocks, self._hosted_kinds(), _keep_reasoning)
-        shown = "".join(_reasoning_text(b.get("reasoningContent")) for b in blocks)
+        keep = _map._keep_reasoning
+        text, hosted = _hosted.read_blocks(blocks, self._hosted_kinds(), keep)
+        shown = "".join(_map._reasoning_text(b.get("reasoningContent")) for b in blocks)
         reasoning = [
-            r
-            for b in blocks
-            if "reasoningContent" in b
-            if (r := _keep_reasoning(b["reasoningContent"]))
+            r for b in blocks if "reasoningContent" in b if (r := keep(b["reasoningContent"]))
         ]
         data: dict[str, Any] = {"reasoning": reasoning} if reasoning else {}
-        content = provider_content(hosted)
+        content = _hosted.provider_content(hosted)
         if content is not None:
             data["content"] = content
         return self._make_result(
             text or None,
-            parse_bedrock_tool_calls([b for b in blocks if not is_server_use(b)]),
+            tools.parse_bedrock_tool_calls([b for b in blocks if not _hosted.is_server_use(b)]),
             raw.get("stopReason"),
-            _map_usage(raw.get("usage")),
+            _map._map_usage(raw.get("usage")),
             {"bedrock": data} if data else None,
             shown,
             server_tool_calls=hosted.calls or None,
@@ -476,21 +467,17 @@ class AWSInterface(BaseLLMInterface):
         citations) go back as they came (hosted.replay_content): when it holds them and
         this model runs each system tool they call (Nova's blocks are not sent to Claude on
         this row: another model gets their readable text, as another provider does)."""
-        from zerda.llm.wires.bedrock.hosted import native_content, server_names
-
-        content = native_content(message.get("provider_data"))
+        content = _hosted.native_content(message.get("provider_data"))
         if content is None:
             return False
         runs = {h.native: h.models for h in self.traits.hosted.values()}
         return all(
             not runs.get(name) or re.search(runs[name], str(self.model))
-            for name in server_names(content)
+            for name in _hosted.server_names(content)
         )
 
     def _map_stop_reason(self, native: Any) -> str:
-        from zerda.llm.wires.bedrock.map import _STOP_REASONS
-
-        return _STOP_REASONS.get(native, "other")
+        return _map._STOP_REASONS.get(native, "other")
 
     def _map_error(self, exc: BaseException) -> ZerdaError | None:
         from botocore import exceptions as bex

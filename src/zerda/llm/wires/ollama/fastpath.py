@@ -19,10 +19,16 @@ from __future__ import annotations
 import json
 import weakref
 from collections.abc import AsyncGenerator, Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from zerda.llm import _lazy
 from zerda.llm._fastpath import PrivateName
 from zerda.llm.errors import excerpt, malformed_response
+
+if TYPE_CHECKING:
+    from zerda.llm import _body_json
+else:  # with the first body (building the client needs none of it)
+    _body_json = _lazy.module("zerda.llm._body_json", __name__, "_body_json")
 
 CHAT_PATH = "/api/chat"
 
@@ -125,15 +131,13 @@ def send_args(
     once per base URL as httpx merges it. The ``Content-Type`` ``json=`` would set is set
     when the client's headers have none (httpx lets the client's own win). A body holding
     a value that is not plain JSON goes as ``json=``: httpx says what is wrong."""
-    # Loaded on the first call (with the request mapping): building the client needs none.
-    from zerda.llm._body_json import AsyncChunks, SyncChunks, body_pieces
-
-    pieces = body_pieces(body)
+    pieces = _body_json.body_pieces(body)
     if pieces is None:
         return {"url": CHAT_PATH, "json": body, **extra}
     headers = {} if "content-type" in http.headers else dict(_JSON_TYPE)
     if pieces.spliced:  # an image's text sent a slice at a time: no second copy of it
-        content: Any = AsyncChunks(pieces) if is_async else SyncChunks(pieces)
+        chunks = _body_json.AsyncChunks if is_async else _body_json.SyncChunks
+        content: Any = chunks(pieces)
         headers["Content-Length"] = str(pieces.length)
     else:
         content = pieces.joined()

@@ -42,9 +42,11 @@ from zerda.llm.errors import (
 from zerda.llm.wires.ollama import fastpath as _fastpath
 
 if TYPE_CHECKING:
+    from zerda.llm import tools
     from zerda.llm._request import Request
     from zerda.llm._stream import StreamAccumulator
     from zerda.llm._structured import OutputSpec
+    from zerda.llm.wires.ollama import map as _map
 
 # The request and response mapping (map.py) loads with the first call: building an
 # interface and its client needs none of it (docs/decisions.md, "Building an interface
@@ -61,6 +63,9 @@ _MAPPED = (
     "_merge_native",
 )
 __getattr__ = _lazy.attributes(__name__, dict.fromkeys(_MAPPED, _MAP))
+if not TYPE_CHECKING:  # the modules this one calls into, bound on first use (_lazy.module)
+    _map = _lazy.module(_MAP, __name__, "_map")
+    tools = _lazy.module("zerda.llm.tools", __name__, "tools")
 
 Event = dict[str, Any]
 T = TypeVar("T")
@@ -158,33 +163,24 @@ class OllamaInterface(BaseLLMInterface):
     # --- request ---
 
     def _build_request(self, req: Request) -> dict[str, Any]:
-        from zerda.llm.wires.ollama.map import (
-            _map_messages,
-            _map_options,
-            _map_reasoning,
-            _map_tool_choice,
-            _map_tools,
-            _merge_native,
-        )
-
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": _map_messages(req.system, req.messages),
+            "messages": _map._map_messages(req.system, req.messages),
         }
-        tools = _map_tool_choice(req.tool_choice, _map_tools(req.tools))
+        mapped = _map._map_tool_choice(req.tool_choice, _map._map_tools(req.tools))
         # A provider-shaped tool (hosted.native) goes in unchanged; Ollama runs no hosted
         # tool of its own, so the core refused every other hosted type (DESIGN §18).
-        tools = [*(tools or ()), *(dict(t["tool"]) for t in req.hosted)]
-        if tools:
-            body["tools"] = tools
-        options = _map_options(req)
+        mapped = [*(mapped or ()), *(dict(t["tool"]) for t in req.hosted)]
+        if mapped:
+            body["tools"] = mapped
+        options = _map._map_options(req)
         if options:
             body["options"] = options
         body.update(self._native_output(req))
-        body.update(_map_reasoning(req.reasoning))
+        body.update(_map._map_reasoning(req.reasoning))
         if req.native:
             self._check_native(req.native)
-            body = _merge_native(body, req.native)
+            body = _map._merge_native(body, req.native)
         if req.timeout is not None:  # taken out by _call: httpx's per-request timeout
             body["timeout"] = req.timeout
         return body
@@ -273,29 +269,25 @@ class OllamaInterface(BaseLLMInterface):
     # --- response ---
 
     def _map_response(self, raw: Any) -> dict[str, Any]:
-        from zerda.llm.tools import _get, parse_ollama_tool_calls
-        from zerda.llm.wires.ollama.map import _body_error, _map_usage
-
-        error = _body_error(raw)
+        _get = tools._get
+        error = _map._body_error(raw)
         if error is not None:
             raise error
         message = _get(raw, "message") or {}
         content = _get(message, "content") or None  # message.thinking is reasoning, not content
-        calls = parse_ollama_tool_calls(message)
+        calls = tools.parse_ollama_tool_calls(message)
         thinking = _get(message, "thinking")
         return self._make_result(
             content,
             calls,
             _get(raw, "done_reason"),
-            _map_usage(raw),
+            _map._map_usage(raw),
             None,
             thinking if isinstance(thinking, str) else None,
         )
 
     def _map_stop_reason(self, native: Any) -> str:
-        from zerda.llm.wires.ollama.map import _map_stop_reason
-
-        return _map_stop_reason(native)
+        return _map._map_stop_reason(native)
 
     def _feed(self, acc: StreamAccumulator, chunk: Any) -> list[Event]:
         feed = self.__dict__.get("_feed_chunk")
