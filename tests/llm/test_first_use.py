@@ -108,8 +108,22 @@ REQUEST_CHECKS = (
     "zerda.llm._schema_walk",
     "zerda.llm._body_json",
 )
+# On the OpenAI-shaped wires (Chat Completions: Groq, Mistral; OpenAI's row), building
+# leaves the request checks proper to the first call; the message, part and tool helpers
+# their mapping imports load with the interface.
+CORE_CHECKS = (
+    "zerda.llm._request",
+    "zerda.llm.executable",
+    "zerda.llm.hosted",
+    "zerda.llm._names",
+    "zerda.llm._ids",
+    "zerda.llm._schema_check",
+)
 # Per row: what the first generate and stream load, and what the first error loads.
 AT_FIRST_CALL = {
+    "openai": (CORE_CHECKS, ()),
+    "groq": (CORE_CHECKS, ()),
+    "mistral": (CORE_CHECKS, ()),
     "bedrock": (
         (
             *REQUEST_CHECKS,

@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from zerda.llm._gemini_schema import to_gemini_schema
+from zerda.llm import _lazy
+
+if TYPE_CHECKING:
+    from zerda.llm import _gemini_schema
+else:  # with the first Gemini tools (building an interface needs none of it)
+    _gemini_schema = _lazy.module("zerda.llm._gemini_schema", __name__, "_gemini_schema")
 
 __all__ = [
     "ToolCall",
@@ -135,7 +140,7 @@ def to_gemini_tools(tools: list[dict] | None) -> list[dict] | None:
                 "name": t["name"],
                 "description": t["description"],
                 # google-genai's types.Schema forbids keys outside Gemini's JSON Schema subset.
-                "parameters": to_gemini_schema(t["schema"], t["name"]),
+                "parameters": _gemini_schema.to_gemini_schema(t["schema"], t["name"]),
             }
         )
     return [{"function_declarations": declarations}]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from zerda.llm._fastpath import PrivateName
 from zerda.llm._signatures import signature_options
 from zerda.llm._strict_schema import to_strict_schema
-from zerda.llm.base import BaseLLMInterface, Request, without_sdk_retries
+from zerda.llm.base import BaseLLMInterface, without_sdk_retries
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
@@ -42,6 +42,7 @@ from zerda.llm.wires.openai import fastpath as _fastpath
 from zerda.llm.wires.openai import hosted as _hosted
 
 if TYPE_CHECKING:
+    from zerda.llm._request import Request
     from zerda.llm._stream import StreamAccumulator
     from zerda.llm._structured import OutputSpec
     from zerda.llm.reasoning import Plan
