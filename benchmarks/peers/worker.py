@@ -55,7 +55,7 @@ def plans(quick: bool) -> dict[str, Plan]:
     if quick:
         quick_plan = Plan(0.05, 2, 0.05)
         return {"sync": quick_plan, "async": quick_plan, "scaling": quick_plan}
-    # Fewer blocks than make bench's (30 pairs): three or four sides per block, twelve
+    # Fewer blocks than make bench's (60 pairs): three or four sides per block, twelve
     # comparisons, on two cores shared with other work.
     return {"sync": Plan(0.5, 12, 0.2), "async": Plan(0.5, 4, 0.4), "scaling": Plan(0.2, 3, 0.2)}
 
