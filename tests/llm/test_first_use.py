@@ -108,9 +108,9 @@ REQUEST_CHECKS = (
     "zerda.llm._schema_walk",
     "zerda.llm._body_json",
 )
-# On the OpenAI-shaped wires (Chat Completions: Groq, Mistral; OpenAI's row), building
-# leaves the request checks proper to the first call; the message, part and tool helpers
-# their mapping imports load with the interface.
+# On the other wires (OpenAI's, Groq, Mistral, Anthropic, Gemini), building leaves the
+# request checks proper to the first call; the message, part and tool helpers their
+# mapping imports load with the interface.
 CORE_CHECKS = (
     "zerda.llm._request",
     "zerda.llm.executable",
@@ -124,6 +124,8 @@ AT_FIRST_CALL = {
     "openai": (CORE_CHECKS, ()),
     "groq": (CORE_CHECKS, ()),
     "mistral": (CORE_CHECKS, ()),
+    "anthropic": (CORE_CHECKS, ()),
+    "gemini": (CORE_CHECKS, ()),
     "bedrock": (
         (
             *REQUEST_CHECKS,

@@ -27,7 +27,7 @@ from zerda.llm._fastpath import PrivateName
 from zerda.llm._signatures import signature_options
 from zerda.llm._strict_schema import to_strict_schema
 from zerda.llm._traits import hosted_for
-from zerda.llm.base import BaseLLMInterface, Request, without_sdk_retries
+from zerda.llm.base import BaseLLMInterface, without_sdk_retries
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
@@ -52,6 +52,7 @@ from zerda.llm.wires.anthropic import stream_blocks as _blocks
 from zerda.llm.wires.anthropic.errors import ERROR_TYPE_STATUS
 
 if TYPE_CHECKING:
+    from zerda.llm._request import Request
     from zerda.llm._stream import StreamAccumulator
     from zerda.llm._structured import OutputSpec
     from zerda.llm.reasoning import Plan

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from zerda.llm._fastpath import PrivateName
 from zerda.llm._retry import retry_after_from_headers
 from zerda.llm._signatures import signature_options
-from zerda.llm.base import BaseLLMInterface, Request, _running_loop
+from zerda.llm.base import BaseLLMInterface, _running_loop
 from zerda.llm.errors import (
     ConnectionError,
     InvalidRequestError,
@@ -60,6 +60,7 @@ from zerda.llm.wires.gemini import sdk as _gemini_sdk
 from zerda.llm.wires.gemini import stream as _stream
 
 if TYPE_CHECKING:
+    from zerda.llm._request import Request
     from zerda.llm._stream import StreamAccumulator
     from zerda.llm._structured import OutputSpec
     from zerda.llm.reasoning import Plan
