@@ -132,13 +132,14 @@ _CHECKED_TOOLS_MAX = 512
 def _unwrap_tool(index: int, tool: Any) -> dict[str, Any]:
     """A unified tool dict from a unified or an OpenAI-style ({"type": "function"}) dict:
     a tool seen before (the same content, of the same exact types: :mod:`zerda.llm._exact`)
-    is not checked again. A tool dict holds no buffer once checked (its schema is JSON), so
-    a digest equal to a checked tool's is that tool's."""
+    is not checked again. What is read of a checked tool (its name, description, schema
+    and ``strict``) holds no buffer (text and JSON), so a tool whose digest equals a checked
+    tool's gives the same unified tool."""
     key = fingerprint(tool) if type(tool) is dict else None
     known = _CHECKED_TOOLS.get(key) if key is not None else None
     if known is not None:
-        # The remembered tool's own copy of the schema (made from its digest's text when it
-        # was checked), equal to the caller's: the caller's may change after this call.
+        # The remembered tool, with its own deep copy of the schema (made when it was
+        # checked): the caller's schema may change after the call that passed it.
         return dict(known)
     unified = _checked_tool(index, tool)
     if key is not None:
